@@ -1,0 +1,98 @@
+// The one place that reads the environment. Everything else receives a resolved Config.
+import { z } from "zod";
+
+export interface Config {
+  port: number;
+  /** Set: use this PostgreSQL. Unset: run the embedded PGlite in `dataDir`. */
+  databaseUrl: string | null;
+  dataDir: string;
+  /** Unset is only allowed with the embedded database (a token is then generated once). */
+  adminToken: string | null;
+  /** Unset: a secret is generated once and kept in the database, shared by every instance. */
+  cursorSecret: string | null;
+  linkBaseUrl: string;
+  analyticsRetentionDays: number;
+  /** Feed reads admitted per token in any 60 s window; the contract's 120, raised only for load tests. */
+  feedRateLimit: number;
+  logLevel: "debug" | "info" | "warn" | "error";
+}
+
+export class ConfigError extends Error {
+  override name = "ConfigError";
+}
+
+const blankToUndefined = (v: unknown) => (v === "" ? undefined : v);
+
+const envSchema = z.object({
+  PORT: z.preprocess(
+    blankToUndefined,
+    z.coerce.number().int().min(0).max(65535).default(8000),
+  ),
+  DATABASE_URL: z.preprocess(
+    blankToUndefined,
+    z.string().regex(
+      /^postgres(ql)?:\/\//,
+      "must start with postgres:// or postgresql://",
+    ).optional(),
+  ),
+  DATA_DIR: z.preprocess(blankToUndefined, z.string().default("./data")),
+  ADMIN_TOKEN: z.preprocess(
+    blankToUndefined,
+    z.string().min(16, "must be at least 16 characters").optional(),
+  ),
+  CURSOR_SECRET: z.preprocess(
+    blankToUndefined,
+    z.string().min(32, "must be at least 32 characters").optional(),
+  ),
+  LINK_BASE_URL: z.preprocess(
+    blankToUndefined,
+    z.url({ protocol: /^https?$/, error: "must be an http(s) URL" })
+      .optional(),
+  ),
+  ANALYTICS_RETENTION_DAYS: z.preprocess(
+    blankToUndefined,
+    z.coerce.number().int().min(1).max(3650).default(90),
+  ),
+  FEED_RATE_LIMIT: z.preprocess(
+    blankToUndefined,
+    z.coerce.number().int().min(1).default(120),
+  ),
+  LOG_LEVEL: z.preprocess(
+    blankToUndefined,
+    z.enum(["debug", "info", "warn", "error"]).default("info"),
+  ),
+});
+
+/** Resolves configuration from an environment map; throws ConfigError naming the variable. */
+export function resolveConfig(env: Record<string, string | undefined>): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    const name = String(issue.path[0]);
+    throw new ConfigError(`${name}: ${issue.message}`);
+  }
+  const e = parsed.data;
+  if (e.DATABASE_URL && !e.ADMIN_TOKEN) {
+    throw new ConfigError(
+      "ADMIN_TOKEN: required when DATABASE_URL is set (only the embedded database generates one)",
+    );
+  }
+  return {
+    port: e.PORT,
+    databaseUrl: e.DATABASE_URL ?? null,
+    dataDir: e.DATA_DIR,
+    adminToken: e.ADMIN_TOKEN ?? null,
+    cursorSecret: e.CURSOR_SECRET ?? null,
+    linkBaseUrl: (e.LINK_BASE_URL ?? `http://localhost:${e.PORT}`).replace(
+      /\/+$/,
+      "",
+    ),
+    analyticsRetentionDays: e.ANALYTICS_RETENTION_DAYS,
+    feedRateLimit: e.FEED_RATE_LIMIT,
+    logLevel: e.LOG_LEVEL,
+  };
+}
+
+export function readConfig(): Config {
+  return resolveConfig(Deno.env.toObject());
+}

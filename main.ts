@@ -1,0 +1,66 @@
+// Composition root: read config, open the database, build the app, serve, shut down cleanly.
+import { ConfigError, readConfig } from "./config.ts";
+import { openDatabase } from "./db/connect.ts";
+import { createApp } from "./rest/app.ts";
+import { resolveAdminToken } from "./services/admin_token.ts";
+import { systemClock } from "./services/clock.ts";
+import { createLogger, describeError } from "./services/log.ts";
+
+function fail(message: string): never {
+  // deno-lint-ignore no-console
+  console.error(message);
+  Deno.exit(1);
+}
+
+let config;
+try {
+  config = readConfig();
+} catch (err) {
+  if (err instanceof ConfigError) fail(`configuration error: ${err.message}`);
+  throw err;
+}
+
+const logger = createLogger(config.logLevel);
+const db = await openDatabase(config).catch((err) => {
+  logger.error("database unavailable", describeError(err));
+  fail(`cannot open the database: ${err instanceof Error ? err.message : err}`);
+});
+
+const admin = await resolveAdminToken(db.sql, config.adminToken);
+if (admin.generated) {
+  // Shown once, outside the JSON log: only its digest is kept.
+  // deno-lint-ignore no-console
+  console.error(
+    `\nGenerated admin token (shown only this once, keep it safe):\n\n  ${admin.generated}\n`,
+  );
+}
+
+const app = createApp({
+  sql: db.sql,
+  config,
+  clock: systemClock,
+  logger,
+  adminTokenHash: admin.hash,
+});
+
+const server = Deno.serve({
+  port: config.port,
+  onListen: ({ hostname, port }) =>
+    logger.info("listening", {
+      url: `http://${hostname === "0.0.0.0" ? "localhost" : hostname}:${port}`,
+      database: db.embedded ? `embedded (${config.dataDir})` : "postgresql",
+    }),
+}, app.fetch);
+
+let stopping = false;
+async function shutdown(signal: string) {
+  if (stopping) return;
+  stopping = true;
+  logger.info("shutting down", { signal });
+  await server.shutdown();
+  await db.close();
+  Deno.exit(0);
+}
+for (const signal of ["SIGINT", "SIGTERM"] as const) {
+  Deno.addSignalListener(signal, () => void shutdown(signal));
+}

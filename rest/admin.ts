@@ -1,0 +1,115 @@
+import { Hono } from "hono";
+import type { MiddlewareHandler } from "hono";
+import { z } from "zod";
+import { createDestination, deleteDestination } from "../services/destinations.ts";
+import { ApiError } from "../services/errors.ts";
+import { createFeedToken, listFeedTokens, revokeFeedToken } from "../services/feed_tokens.ts";
+import { setLinkActive, toLink } from "../services/links.ts";
+import {
+  createProject,
+  getProjectOrThrow,
+  regenerateProjectKey,
+  updateProject,
+} from "../services/projects.ts";
+import { secretMatches } from "../services/secrets.ts";
+import { readBody } from "./body.ts";
+import type { AppDeps, AppEnv } from "./deps.ts";
+
+const name = z.string().trim().min(1).max(200);
+const createProjectBody = z.object({ name, enterprise: z.boolean().default(false) });
+const updateProjectBody = z.object({ name: name.optional(), enterprise: z.boolean().optional() })
+  .refine((b) => b.name !== undefined || b.enterprise !== undefined, {
+    message: "give name or enterprise",
+  });
+const createTokenBody = z.object({ name });
+const httpUrl = z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).max(2048);
+const createDestinationBody = z.object({ url: httpUrl });
+const patchLinkBody = z.object({ active: z.boolean() });
+
+export function adminAuth(adminTokenHash: string): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
+    const header = c.req.header("Authorization") ?? "";
+    const token = header.startsWith("Bearer ") ? header.slice(7).trim() : "";
+    if (!token || !secretMatches(token, adminTokenHash)) {
+      throw new ApiError("unauthorized", "admin token missing or wrong");
+    }
+    await next();
+  };
+}
+
+/** The dashboard's operations: CONTRACT.md's instance-admin table. */
+export function adminRoutes(deps: AppDeps): Hono<AppEnv> {
+  const { sql, clock, config } = deps;
+  const app = new Hono<AppEnv>();
+  // Per route rather than app.use("*"): mounted under /api/v1, a wildcard would also guard the
+  // SDK and feed routes there.
+  const auth = adminAuth(deps.adminTokenHash);
+
+  // POST /api/v1/admin/projects – create a project with both environments; the key is shown once
+  app.post("/admin/projects", auth, async (c) => {
+    const body = await readBody(c, createProjectBody);
+    const { project, projectKey } = await createProject(sql, body);
+    return c.json({ project: { ...project, project_key: projectKey } }, 201);
+  });
+
+  // GET /api/v1/admin/projects/:hashid – a project without its key
+  app.get("/admin/projects/:hashid", auth, async (c) => {
+    return c.json({ project: await getProjectOrThrow(sql, c.req.param("hashid")) });
+  });
+
+  // PATCH /api/v1/admin/projects/:hashid – rename, grant or withdraw Enterprise
+  app.patch("/admin/projects/:hashid", auth, async (c) => {
+    const body = await readBody(c, updateProjectBody);
+    return c.json({ project: await updateProject(sql, c.req.param("hashid"), body) });
+  });
+
+  // POST /api/v1/admin/projects/:hashid/regenerate_key – new key, the old one stops at once
+  app.post("/admin/projects/:hashid/regenerate_key", auth, async (c) => {
+    return c.json({ project_key: await regenerateProjectKey(sql, c.req.param("hashid")) });
+  });
+
+  // POST /api/v1/projects/:project_id/event_stream_tokens – create a feed token, shown once
+  app.post("/projects/:project_id/event_stream_tokens", auth, async (c) => {
+    const body = await readBody(c, createTokenBody);
+    const token = await createFeedToken(sql, clock, c.req.param("project_id"), body.name);
+    return c.json({ token }, 201);
+  });
+
+  // GET /api/v1/projects/:project_id/event_stream_tokens – active tokens, values hidden
+  app.get("/projects/:project_id/event_stream_tokens", auth, async (c) => {
+    return c.json({ tokens: await listFeedTokens(sql, c.req.param("project_id")) });
+  });
+
+  // DELETE /api/v1/projects/:project_id/event_stream_tokens/:token_id – revoke
+  app.delete("/projects/:project_id/event_stream_tokens/:token_id", auth, async (c) => {
+    await revokeFeedToken(sql, clock, c.req.param("project_id"), c.req.param("token_id"));
+    return c.body(null, 204);
+  });
+
+  // POST /api/v1/projects/:project_id/destinations – register a destination, starts capture
+  app.post("/projects/:project_id/destinations", auth, async (c) => {
+    const body = await readBody(c, createDestinationBody);
+    const destination = await createDestination(sql, clock, c.req.param("project_id"), body.url);
+    return c.json({ destination }, 201);
+  });
+
+  // DELETE /api/v1/projects/:project_id/destinations/:destination_id
+  app.delete("/projects/:project_id/destinations/:destination_id", auth, async (c) => {
+    await deleteDestination(sql, c.req.param("project_id"), c.req.param("destination_id"));
+    return c.body(null, 204);
+  });
+
+  // PATCH /api/v1/projects/:project_id/links/:link_path – activate or deactivate a link
+  app.patch("/projects/:project_id/links/:link_path", auth, async (c) => {
+    const body = await readBody(c, patchLinkBody);
+    const row = await setLinkActive(
+      sql,
+      c.req.param("project_id"),
+      c.req.param("link_path"),
+      body.active,
+    );
+    return c.json({ link: toLink(row, config.linkBaseUrl) });
+  });
+
+  return app;
+}

@@ -1,0 +1,22 @@
+import { Hono } from "hono";
+import { requestId } from "hono/request-id";
+import { adminRoutes } from "./admin.ts";
+import type { AppDeps, AppEnv } from "./deps.ts";
+import { errorResponse, toErrorResponse } from "./errors.ts";
+import { accessLog, limitBody } from "./middleware.ts";
+import { opsRoutes } from "./ops.ts";
+
+/** Builds the whole HTTP app; main.ts and the tests serve it with Deno.serve. */
+export function createApp(deps: AppDeps): Hono<AppEnv> {
+  const app = new Hono<AppEnv>();
+  app.use("*", requestId());
+  app.use("*", accessLog(deps.logger));
+  app.use("*", limitBody);
+
+  app.route("/", opsRoutes(deps));
+  app.route("/api/v1", adminRoutes(deps));
+
+  app.notFound(() => errorResponse("not_found", "no such route"));
+  app.onError((err, c) => toErrorResponse(err, deps.logger, c.get("requestId")));
+  return app;
+}

@@ -1,0 +1,18 @@
+import type { Config } from "../config.ts";
+import type { Sql } from "../db/connect.ts";
+import type { Clock } from "../services/clock.ts";
+import type { Logger } from "../services/log.ts";
+
+/** What the app is built from: main.ts passes the real ones, tests their own clock and logger. */
+export interface AppDeps {
+  sql: Sql;
+  config: Config;
+  clock: Clock;
+  logger: Logger;
+  /** SHA-256 digest of the instance admin token. */
+  adminTokenHash: string;
+}
+
+export interface AppEnv {
+  Variables: { requestId: string };
+}

@@ -1,0 +1,42 @@
+// The one place where errors become HTTP responses.
+import { z } from "zod";
+import { ApiError, ERROR_STATUS, type ErrorCode } from "../services/errors.ts";
+import { describeError, type Logger } from "../services/log.ts";
+
+export function errorResponse(
+  code: ErrorCode,
+  message: string,
+  headers: Record<string, string> = {},
+): Response {
+  const status = ERROR_STATUS[code];
+  return Response.json({ error: { status, code, message } }, { status, headers });
+}
+
+/** A dotted path as clients write it: `events[3].occurred_at`. */
+export function fieldPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const part of path) {
+    out += typeof part === "number" ? `[${part}]` : out ? `.${String(part)}` : String(part);
+  }
+  return out || "body";
+}
+
+export function toErrorResponse(
+  err: unknown,
+  logger: Logger,
+  requestId: string | undefined,
+): Response {
+  if (err instanceof ApiError) {
+    const headers: Record<string, string> = err.retryAfter === undefined
+      ? {}
+      : { "Retry-After": String(err.retryAfter) };
+    return errorResponse(err.code, err.message, headers);
+  }
+  if (err instanceof z.ZodError) {
+    const issue = err.issues[0]!;
+    const field = fieldPath(issue.path);
+    return errorResponse("invalid_field", `${field}: ${issue.message}`);
+  }
+  logger.error("unhandled error", { request_id: requestId, ...describeError(err) });
+  return errorResponse("internal", "internal error; retry with backoff");
+}

@@ -1,0 +1,50 @@
+/** The contract's error codes and the HTTP status each one answers with. */
+export const ERROR_STATUS = {
+  malformed_json: 400,
+  invalid_field: 400,
+  invalid_environment: 400,
+  bad_cursor: 400,
+  invalid_limit: 400,
+  invalid_event_type: 400,
+  unauthorized: 401,
+  enterprise_required: 402,
+  forbidden: 403,
+  not_found: 404,
+  method_not_allowed: 405,
+  payload_too_large: 413,
+  unsupported_media_type: 415,
+  internal: 500,
+  rate_limited: 503,
+  unavailable: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ERROR_STATUS;
+
+/** The one error type services throw; the REST and GraphQL edges each map it in one place. */
+export class ApiError extends Error {
+  override name = "ApiError";
+  readonly status: number;
+  /** Seconds, for rate_limited. */
+  readonly retryAfter: number | undefined;
+
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    options: { cause?: unknown; retryAfter?: number } = {},
+  ) {
+    super(message, { cause: options.cause });
+    this.status = ERROR_STATUS[code];
+    this.retryAfter = options.retryAfter;
+  }
+}
+
+export function notFound(what: string): ApiError {
+  return new ApiError("not_found", `${what} not found`);
+}
+
+/** PostgreSQL's unique_violation SQLSTATE. */
+export function isUniqueViolation(err: unknown, constraint?: string): boolean {
+  const e = err as { code?: string; constraint_name?: string } | null;
+  return e?.code === "23505" &&
+    (constraint === undefined || e.constraint_name === constraint);
+}

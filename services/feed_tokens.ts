@@ -1,0 +1,106 @@
+import type { Sql } from "../db/connect.ts";
+import type { Clock } from "./clock.ts";
+import { ApiError, notFound } from "./errors.ts";
+import { startCapture, stopCaptureIfIdle } from "./feed_capture.ts";
+import { getEnvironmentOrThrow } from "./projects.ts";
+import { hashSecret, randomToken } from "./secrets.ts";
+
+export const FEED_TOKEN_PREFIX = "est_";
+
+export interface FeedTokenSummary {
+  id: number;
+  name: string;
+  hint: string;
+  created_at: string;
+  last_used_at: string | null;
+}
+
+export interface CreatedFeedToken {
+  id: number;
+  name: string;
+  value: string;
+  created_at: string;
+  last_used_at: null;
+}
+
+interface TokenRow {
+  id: number;
+  name: string;
+  hint: string;
+  created_at: Date;
+  last_used_at: Date | null;
+}
+
+/** Creates a token for the environment and starts its capture; the value is shown only here. */
+export function createFeedToken(
+  sql: Sql,
+  clock: Clock,
+  projectId: string,
+  name: string,
+): Promise<CreatedFeedToken> {
+  return sql.begin(async (tx) => {
+    const env = await getEnvironmentOrThrow(tx, projectId);
+    if (!env.enterprise) {
+      throw new ApiError(
+        "enterprise_required",
+        "feed tokens need Enterprise access on this project",
+      );
+    }
+    const value = FEED_TOKEN_PREFIX + randomToken(32);
+    const hint = `${FEED_TOKEN_PREFIX}…${value.slice(-4)}`;
+    const now = clock.now();
+    const [row] = await tx<TokenRow[]>`
+      insert into feed_tokens (environment_id, name, token_hash, hint, created_at)
+      values (${env.id}, ${name}, ${hashSecret(value)}, ${hint}, ${now})
+      returning id, name, created_at
+    `;
+    await startCapture(tx, env.id, now);
+    return {
+      id: row!.id,
+      name: row!.name,
+      value,
+      created_at: row!.created_at.toISOString(),
+      last_used_at: null,
+    };
+  });
+}
+
+/** The environment's active tokens, oldest first, without their values. */
+export async function listFeedTokens(
+  sql: Sql,
+  projectId: string,
+): Promise<FeedTokenSummary[]> {
+  const env = await getEnvironmentOrThrow(sql, projectId);
+  const rows = await sql<TokenRow[]>`
+    select id, name, hint, created_at, last_used_at from feed_tokens
+    where environment_id = ${env.id} and revoked_at is null
+    order by id
+  `;
+  return rows.map((r) => ({
+    id: r.id,
+    name: r.name,
+    hint: r.hint,
+    created_at: r.created_at.toISOString(),
+    last_used_at: r.last_used_at?.toISOString() ?? null,
+  }));
+}
+
+/** Revokes a token at once; the last one of an idle environment takes its captured feed along. */
+export function revokeFeedToken(
+  sql: Sql,
+  clock: Clock,
+  projectId: string,
+  tokenId: string,
+): Promise<void> {
+  return sql.begin(async (tx) => {
+    const env = await getEnvironmentOrThrow(tx, projectId);
+    const id = /^[0-9]{1,9}$/.test(tokenId) ? Number(tokenId) : null;
+    const [row] = id === null ? [] : await tx`
+      update feed_tokens set revoked_at = ${clock.now()}
+      where id = ${id} and environment_id = ${env.id} and revoked_at is null
+      returning id
+    `;
+    if (!row) throw notFound("feed token");
+    await stopCaptureIfIdle(tx, env.id);
+  });
+}

@@ -1,0 +1,185 @@
+import type { Db, Sql } from "../db/connect.ts";
+import { isUniqueViolation, notFound } from "./errors.ts";
+import { getEnvironmentOrThrow } from "./projects.ts";
+
+export interface Redirect {
+  url?: string;
+  open_app_if_installed?: boolean;
+}
+
+/** The specification's Link object. */
+export interface Link {
+  id: number;
+  title: string;
+  subtitle: string;
+  path: string;
+  access_path: string;
+  updated_at: string;
+  generated_from_platform: string;
+  data: Record<string, unknown>;
+  sdk_generated: boolean;
+  tags: unknown[];
+  active: boolean;
+  tracking_campaign: string | null;
+  tracking_source: string | null;
+  tracking_medium: string | null;
+  show_preview: boolean;
+  image: string | null;
+  ios_custom_redirect: Redirect;
+  android_custom_redirect: Redirect;
+  desktop_custom_redirect: Redirect;
+}
+
+export interface LinkRow {
+  id: number;
+  environment_id: number;
+  path: string;
+  title: string;
+  subtitle: string;
+  image: string | null;
+  data: Record<string, unknown>;
+  tags: unknown[];
+  ios_custom_redirect: Redirect;
+  android_custom_redirect: Redirect;
+  desktop_custom_redirect: Redirect;
+  show_preview_ios: boolean;
+  show_preview_android: boolean;
+  tracking_campaign: string | null;
+  tracking_source: string | null;
+  tracking_medium: string | null;
+  sdk_generated: boolean;
+  generated_from_platform: string;
+  active: boolean;
+  updated_at: Date;
+}
+
+/** What a new link may carry; everything is optional, as on `generate_link`. */
+export interface NewLink {
+  title?: string | undefined;
+  subtitle?: string | undefined;
+  image?: string | undefined;
+  data?: Record<string, unknown> | undefined;
+  tags?: unknown[] | undefined;
+  ios_custom_redirect?: Redirect | undefined;
+  android_custom_redirect?: Redirect | undefined;
+  desktop_custom_redirect?: Redirect | undefined;
+  show_preview_ios?: boolean | undefined;
+  show_preview_android?: boolean | undefined;
+  tracking_campaign?: string | undefined;
+  tracking_source?: string | undefined;
+  tracking_medium?: string | undefined;
+}
+
+export function accessPath(linkBaseUrl: string, path: string): string {
+  return `${linkBaseUrl}/${path}`;
+}
+
+export function toLink(row: LinkRow, linkBaseUrl: string): Link {
+  return {
+    id: row.id,
+    title: row.title,
+    subtitle: row.subtitle,
+    path: row.path,
+    access_path: accessPath(linkBaseUrl, row.path),
+    updated_at: row.updated_at.toISOString(),
+    generated_from_platform: row.generated_from_platform,
+    data: row.data,
+    sdk_generated: row.sdk_generated,
+    tags: row.tags,
+    active: row.active,
+    tracking_campaign: row.tracking_campaign,
+    tracking_source: row.tracking_source,
+    tracking_medium: row.tracking_medium,
+    show_preview: row.show_preview_ios || row.show_preview_android,
+    image: row.image,
+    ios_custom_redirect: row.ios_custom_redirect,
+    android_custom_redirect: row.android_custom_redirect,
+    desktop_custom_redirect: row.desktop_custom_redirect,
+  };
+}
+
+const PATH_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+const PATH_LENGTH = 10;
+
+/** A random path of PATH_LENGTH characters from the CSPRNG, without modulo bias. */
+export function randomLinkPath(): string {
+  let out = "";
+  const buf = new Uint8Array(32);
+  while (out.length < PATH_LENGTH) {
+    crypto.getRandomValues(buf);
+    for (const b of buf) {
+      // 248 = 4 × 62: bytes above it would favour the first characters.
+      if (b < 248 && out.length < PATH_LENGTH) out += PATH_ALPHABET[b % 62];
+    }
+  }
+  return out;
+}
+
+const MAX_PATH_ATTEMPTS = 5;
+
+/** Inserts a link with a fresh random path (a collision is retried, never returned). */
+export async function createLink(
+  sql: Sql,
+  environmentId: number,
+  input: NewLink,
+): Promise<LinkRow> {
+  for (let attempt = 1;; attempt++) {
+    try {
+      return await sql.begin(async (tx) => {
+        const [row] = await tx<LinkRow[]>`
+          insert into links (
+            environment_id, path, title, subtitle, image, data, tags,
+            ios_custom_redirect, android_custom_redirect, desktop_custom_redirect,
+            show_preview_ios, show_preview_android,
+            tracking_campaign, tracking_source, tracking_medium
+          ) values (
+            ${environmentId}, ${randomLinkPath()}, ${input.title ?? ""}, ${input.subtitle ?? ""},
+            ${input.image ?? null}, ${tx.json((input.data ?? {}) as never)},
+            ${tx.json((input.tags ?? []) as never)},
+            ${tx.json((input.ios_custom_redirect ?? {}) as never)},
+            ${tx.json((input.android_custom_redirect ?? {}) as never)},
+            ${tx.json((input.desktop_custom_redirect ?? {}) as never)},
+            ${input.show_preview_ios ?? false}, ${input.show_preview_android ?? false},
+            ${input.tracking_campaign ?? null}, ${input.tracking_source ?? null},
+            ${input.tracking_medium ?? null}
+          )
+          returning *
+        `;
+        await tx`insert into link_counters (link_id) values (${row!.id})`;
+        return row!;
+      });
+    } catch (err) {
+      if (attempt < MAX_PATH_ATTEMPTS && isUniqueViolation(err, "links_path_key")) continue;
+      throw err;
+    }
+  }
+}
+
+/** The link at `path` in the environment, active or not. */
+export async function getLinkByPath(
+  db: Db,
+  environmentId: number,
+  path: string,
+): Promise<LinkRow | undefined> {
+  const [row] = await db<LinkRow[]>`
+    select * from links where path = ${path} and environment_id = ${environmentId}
+  `;
+  return row;
+}
+
+/** Activates or deactivates a link of the environment behind a numeric project_id. */
+export async function setLinkActive(
+  sql: Sql,
+  projectId: string,
+  path: string,
+  active: boolean,
+): Promise<LinkRow> {
+  const env = await getEnvironmentOrThrow(sql, projectId);
+  const [row] = await sql<LinkRow[]>`
+    update links set active = ${active}, updated_at = now()
+    where path = ${path} and environment_id = ${env.id}
+    returning *
+  `;
+  if (!row) throw notFound("link");
+  return row;
+}

@@ -1,0 +1,43 @@
+// JSON lines on stdout. Callers pass fields, never secrets: no header values or bodies are logged.
+type Level = "debug" | "info" | "warn" | "error";
+const RANK: Record<Level, number> = { debug: 10, info: 20, warn: 30, error: 40 };
+
+export interface Logger {
+  debug(msg: string, fields?: Record<string, unknown>): void;
+  info(msg: string, fields?: Record<string, unknown>): void;
+  warn(msg: string, fields?: Record<string, unknown>): void;
+  error(msg: string, fields?: Record<string, unknown>): void;
+}
+
+export function createLogger(
+  level: Level = "info",
+  write: (line: string) => void = writeStdout,
+): Logger {
+  const emit = (l: Level, msg: string, fields?: Record<string, unknown>) => {
+    if (RANK[l] < RANK[level]) return;
+    write(
+      JSON.stringify({ time: new Date().toISOString(), level: l, msg, ...fields }),
+    );
+  };
+  return {
+    debug: (m, f) => emit("debug", m, f),
+    info: (m, f) => emit("info", m, f),
+    warn: (m, f) => emit("warn", m, f),
+    error: (m, f) => emit("error", m, f),
+  };
+}
+
+const encoder = new TextEncoder();
+function writeStdout(line: string) {
+  Deno.stdout.writeSync(encoder.encode(line + "\n"));
+}
+
+export const silentLogger: Logger = createLogger("error", () => {});
+
+/** What an unexpected error may put in a log: its kind and message, no bound parameters. */
+export function describeError(err: unknown): Record<string, unknown> {
+  if (err instanceof Error) {
+    return { error: err.name, message: err.message, stack: err.stack };
+  }
+  return { error: String(err) };
+}

@@ -1,0 +1,21 @@
+import { createHash, randomBytes, timingSafeEqual } from "node:crypto";
+
+/** A random URL-safe string carrying `bytes` bytes of entropy from the system CSPRNG. */
+export function randomToken(bytes = 32): string {
+  return randomBytes(bytes).toString("base64url");
+}
+
+/**
+ * Secrets are stored as SHA-256 digests. They are long random values, not passwords, so a fast
+ * hash is enough and lets a lookup go through a unique index on the digest.
+ */
+export function hashSecret(secret: string): string {
+  return createHash("sha256").update(secret).digest("hex");
+}
+
+/** Constant-time comparison of a presented secret with a stored digest. */
+export function secretMatches(presented: string, storedHash: string): boolean {
+  const a = Buffer.from(hashSecret(presented), "hex");
+  const b = Buffer.from(storedHash, "hex");
+  return a.length === b.length && timingSafeEqual(a, b);
+}

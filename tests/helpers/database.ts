@@ -1,0 +1,57 @@
+// A fresh database per test file: a new database on the PostgreSQL of DATABASE_URL when it is
+// set (CI), else a throwaway embedded PGlite in memory.
+import postgres from "postgres";
+import { connect, type Sql } from "../../db/connect.ts";
+import { startEmbeddedPostgres } from "../../db/embedded.ts";
+import { migrate } from "../../db/migrate.ts";
+
+export interface TestDatabase {
+  url: string;
+  embedded: boolean;
+  /**
+   * A connection pool to the database. On a real PostgreSQL each call opens a new pool, as a
+   * separate instance would; PGlite serves one connection, so there every call shares it.
+   */
+  pool(max?: number): Sql;
+  close(): Promise<void>;
+}
+
+export async function createTestDatabase(
+  options: { migrate?: boolean } = {},
+): Promise<TestDatabase> {
+  const base = Deno.env.get("DATABASE_URL");
+  const pools: Sql[] = [];
+  let url: string;
+  let drop: () => Promise<void>;
+  if (base) {
+    const name = `t_${Date.now().toString(36)}_${crypto.randomUUID().slice(0, 8)}`;
+    const admin = postgres(base, { max: 1, onnotice: () => {} });
+    await admin.unsafe(`create database "${name}"`);
+    const u = new URL(base);
+    u.pathname = `/${name}`;
+    url = u.toString();
+    drop = async () => {
+      await admin.unsafe(`drop database if exists "${name}" with (force)`);
+      await admin.end();
+    };
+  } else {
+    const embedded = await startEmbeddedPostgres("memory://");
+    url = embedded.url;
+    drop = () => embedded.stop();
+  }
+  if (options.migrate !== false) await migrate(url);
+  return {
+    url,
+    embedded: !base,
+    pool(max = 4) {
+      if (!base && pools.length > 0) return pools[0]!;
+      const sql = connect(url, base ? max : 1);
+      pools.push(sql);
+      return sql;
+    },
+    async close() {
+      await Promise.all(pools.map((p) => p.end({ timeout: 5 })));
+      await drop();
+    },
+  };
+}

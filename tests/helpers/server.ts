@@ -1,0 +1,137 @@
+// The real app on a random loopback port, over a test database, with a clock the test moves.
+import { type Config, resolveConfig } from "../../config.ts";
+import type { Sql } from "../../db/connect.ts";
+import { createApp } from "../../rest/app.ts";
+import { ManualClock } from "../../services/clock.ts";
+import { silentLogger } from "../../services/log.ts";
+import { hashSecret } from "../../services/secrets.ts";
+import { createTestDatabase, type TestDatabase } from "./database.ts";
+
+export const ADMIN_TOKEN = "test-admin-token-0123456789";
+export const LINK_BASE_URL = "https://lnk.example.test";
+
+export interface TestServer {
+  url: string;
+  sql: Sql;
+  clock: ManualClock;
+  config: Config;
+  close(): Promise<void>;
+}
+
+export interface TestResponse<T = unknown> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+/** Serves a fresh app over `db` (another instance when called twice on one database). */
+export async function serveApp(
+  db: TestDatabase,
+  options: { clock?: ManualClock; config?: Record<string, string> } = {},
+): Promise<TestServer> {
+  const config = resolveConfig({
+    DATABASE_URL: db.url,
+    ADMIN_TOKEN,
+    LINK_BASE_URL,
+    ...options.config,
+  });
+  const clock = options.clock ?? new ManualClock(new Date());
+  const sql = db.pool();
+  const app = createApp({
+    sql,
+    config,
+    clock,
+    logger: silentLogger,
+    adminTokenHash: hashSecret(ADMIN_TOKEN),
+  });
+  const controller = new AbortController();
+  const server = Deno.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    signal: controller.signal,
+    onListen() {},
+  }, app.fetch);
+  return {
+    url: `http://127.0.0.1:${server.addr.port}`,
+    sql,
+    clock,
+    config,
+    async close() {
+      controller.abort();
+      await server.finished;
+    },
+  };
+}
+
+/** One test file's world: a fresh database and one app over it. */
+export async function startTestServer(
+  options: { clock?: ManualClock; config?: Record<string, string> } = {},
+): Promise<TestServer & { db: TestDatabase }> {
+  const db = await createTestDatabase();
+  const server = await serveApp(db, options);
+  return {
+    ...server,
+    db,
+    async close() {
+      await server.close();
+      await db.close();
+    },
+  };
+}
+
+/** Calls the server and always reads the body (JSON when it is JSON). */
+// deno-lint-ignore no-explicit-any
+export async function call<T = any>(
+  base: string,
+  method: string,
+  path: string,
+  options: { body?: unknown; headers?: Record<string, string>; raw?: string } = {},
+): Promise<TestResponse<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  let body: string | undefined = options.raw;
+  if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers["Content-Type"] ??= "application/json";
+  }
+  const res = await fetch(base + path, { method, headers, body, redirect: "manual" });
+  const text = await res.text();
+  let parsed: unknown = text;
+  if (res.headers.get("content-type")?.includes("application/json")) parsed = JSON.parse(text);
+  return { status: res.status, headers: res.headers, body: parsed as T, text };
+}
+
+export const adminHeaders = { Authorization: `Bearer ${ADMIN_TOKEN}` };
+
+/** Creates a project through the admin API; returns its ids and key. */
+export async function createProject(
+  base: string,
+  input: { name?: string; enterprise?: boolean } = {},
+): Promise<{ hashid: string; key: string; productionId: number; testId: number }> {
+  const res = await call(base, "POST", "/api/v1/admin/projects", {
+    headers: adminHeaders,
+    body: { name: input.name ?? "Acme", enterprise: input.enterprise ?? true },
+  });
+  if (res.status !== 201) throw new Error(`project creation failed: ${res.text}`);
+  const p = res.body.project;
+  return {
+    hashid: p.id,
+    key: p.project_key,
+    productionId: p.environments.production.project_id,
+    testId: p.environments.test.project_id,
+  };
+}
+
+/** Creates a feed token through the admin API; returns its id and value. */
+export async function createFeedToken(
+  base: string,
+  projectId: number,
+  name = "warehouse",
+): Promise<{ id: number; value: string }> {
+  const res = await call(base, "POST", `/api/v1/projects/${projectId}/event_stream_tokens`, {
+    headers: adminHeaders,
+    body: { name },
+  });
+  if (res.status !== 201) throw new Error(`token creation failed: ${res.text}`);
+  return { id: res.body.token.id, value: res.body.token.value };
+}
