@@ -4,7 +4,9 @@ import { openDatabase } from "./db/connect.ts";
 import { createApp } from "./rest/app.ts";
 import { resolveAdminToken } from "./services/admin_token.ts";
 import { systemClock } from "./services/clock.ts";
+import { startBackgroundJobs } from "./services/jobs.ts";
 import { createLogger, describeError } from "./services/log.ts";
+import { resolveCursorSecret } from "./services/settings.ts";
 
 function fail(message: string): never {
   // deno-lint-ignore no-console
@@ -35,13 +37,16 @@ if (admin.generated) {
   );
 }
 
-const app = createApp({
+const deps = {
   sql: db.sql,
   config,
   clock: systemClock,
   logger,
   adminTokenHash: admin.hash,
-});
+  cursorSecret: await resolveCursorSecret(db.sql, config.cursorSecret),
+};
+const app = createApp(deps);
+const jobs = startBackgroundJobs(deps);
 
 const server = Deno.serve({
   port: config.port,
@@ -58,6 +63,7 @@ async function shutdown(signal: string) {
   stopping = true;
   logger.info("shutting down", { signal });
   await server.shutdown();
+  await jobs.stop();
   await db.close();
   Deno.exit(0);
 }

@@ -4,7 +4,10 @@ import { adminRoutes } from "./admin.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";
 import { errorResponse, toErrorResponse } from "./errors.ts";
 import { accessLog, limitBody } from "./middleware.ts";
+import { feedRoutes } from "./feed.ts";
+import { linkHostRoutes } from "./link_host.ts";
 import { opsRoutes } from "./ops.ts";
+import { sdkRoutes } from "./sdk.ts";
 
 /** Builds the whole HTTP app; main.ts and the tests serve it with Deno.serve. */
 export function createApp(deps: AppDeps): Hono<AppEnv> {
@@ -14,7 +17,11 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use("*", limitBody);
 
   app.route("/", opsRoutes(deps));
+  app.route("/api/v1/sdk", sdkRoutes(deps));
+  app.route("/api/v1", feedRoutes(deps));
   app.route("/api/v1", adminRoutes(deps));
+  // Last: the link host answers GET/HEAD /<path> for whatever the routes above did not take.
+  app.route("/", linkHostRoutes(deps));
 
   app.notFound(() => errorResponse("not_found", "no such route"));
   app.onError((err, c) => toErrorResponse(err, deps.logger, c.get("requestId")));

@@ -11,6 +11,8 @@ export interface AppDeps {
   logger: Logger;
   /** SHA-256 digest of the instance admin token. */
   adminTokenHash: string;
+  /** HMAC key of feed cursors: CURSOR_SECRET, or the one generated once and kept in the database. */
+  cursorSecret: string;
 }
 
 export interface AppEnv {

@@ -29,3 +29,41 @@ export async function stopCaptureIfIdle(db: Db, environmentId: number): Promise<
   await db`delete from feed_events where environment_id = ${environmentId}`;
   return true;
 }
+
+/** A recorded event as the feed stores it: its envelope, serialised once. */
+export interface CapturedEvent {
+  type: string;
+  body: string;
+}
+
+/**
+ * Appends events to the environment's feed if it captures, inside the caller's transaction.
+ *
+ * Arrival order that never skips: the sequence numbers come from an UPDATE of the environment
+ * row, which holds that row's lock until the transaction ends. Two capturing transactions of one
+ * environment therefore take their numbers one after the other and the first commits (and
+ * becomes visible) before the second can even number its events: commit order is sequence
+ * order, so a reader that has seen sequence n can never later find a smaller one appear.
+ * Call this last in the transaction, to hold the lock for as short a time as possible.
+ */
+export async function captureEvents(
+  db: Db,
+  environmentId: number,
+  receivedAt: Date,
+  events: readonly CapturedEvent[],
+): Promise<void> {
+  if (events.length === 0) return;
+  const [env] = await db<{ last: string }[]>`
+    update environments set feed_seq = feed_seq + ${events.length}
+    where id = ${environmentId} and capture_started_at is not null
+    returning feed_seq as last
+  `;
+  if (!env) return; // the environment does not capture
+  const first = BigInt(env.last) - BigInt(events.length) + 1n;
+  await db`
+    insert into feed_events (environment_id, seq, type, received_at, body)
+    select ${environmentId}, ${first.toString()}::bigint + ord - 1, type, ${receivedAt}, body
+    from unnest(${events.map((e) => e.type)}::text[], ${events.map((e) => e.body)}::text[])
+      with ordinality as t(type, body, ord)
+  `;
+}

@@ -1,4 +1,5 @@
 import type { Db } from "../db/connect.ts";
+import { randomToken } from "./secrets.ts";
 
 /**
  * Returns the instance setting `key`, creating it with `make()` if absent. Race-safe across
@@ -20,4 +21,13 @@ export async function getOrCreateSetting(
     select value from instance_settings where key = ${key}
   `;
   return { value: row!.value, created: false };
+}
+
+/**
+ * The cursor HMAC key: CURSOR_SECRET when configured, else one generated once and kept in the
+ * database, so that every instance over it signs and checks cursors alike.
+ */
+export async function resolveCursorSecret(db: Db, configured: string | null): Promise<string> {
+  if (configured) return configured;
+  return (await getOrCreateSetting(db, "cursor_secret", () => randomToken(32))).value;
 }

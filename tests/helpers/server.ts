@@ -8,6 +8,7 @@ import { hashSecret } from "../../services/secrets.ts";
 import { createTestDatabase, type TestDatabase } from "./database.ts";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789";
+export const CURSOR_SECRET = "test-cursor-secret-0123456789abcdefghij";
 export const LINK_BASE_URL = "https://lnk.example.test";
 
 export interface TestServer {
@@ -26,10 +27,10 @@ export interface TestResponse<T = unknown> {
 }
 
 /** Serves a fresh app over `db` (another instance when called twice on one database). */
-export async function serveApp(
+export function serveApp(
   db: TestDatabase,
   options: { clock?: ManualClock; config?: Record<string, string> } = {},
-): Promise<TestServer> {
+): TestServer {
   const config = resolveConfig({
     DATABASE_URL: db.url,
     ADMIN_TOKEN,
@@ -44,6 +45,7 @@ export async function serveApp(
     clock,
     logger: silentLogger,
     adminTokenHash: hashSecret(ADMIN_TOKEN),
+    cursorSecret: config.cursorSecret ?? CURSOR_SECRET,
   });
   const controller = new AbortController();
   const server = Deno.serve({
@@ -69,7 +71,7 @@ export async function startTestServer(
   options: { clock?: ManualClock; config?: Record<string, string> } = {},
 ): Promise<TestServer & { db: TestDatabase }> {
   const db = await createTestDatabase();
-  const server = await serveApp(db, options);
+  const server = serveApp(db, options);
   return {
     ...server,
     db,
