@@ -23,10 +23,14 @@ export class ConfigError extends Error {
 
 const blankToUndefined = (v: unknown) => (v === "" ? undefined : v);
 
+function wholeNumber(error: string, min: number, max = Number.MAX_SAFE_INTEGER) {
+  return z.coerce.number({ error }).int({ error }).min(min, { error }).max(max, { error });
+}
+
 const envSchema = z.object({
   PORT: z.preprocess(
     blankToUndefined,
-    z.coerce.number().int().min(0).max(65535).default(8000),
+    wholeNumber("must be a port number from 0 to 65535", 0, 65535).default(8000),
   ),
   DATABASE_URL: z.preprocess(
     blankToUndefined,
@@ -51,11 +55,11 @@ const envSchema = z.object({
   ),
   ANALYTICS_RETENTION_DAYS: z.preprocess(
     blankToUndefined,
-    z.coerce.number().int().min(1).max(3650).default(90),
+    wholeNumber("must be a number of days from 1 to 3650", 1, 3650).default(90),
   ),
   FEED_RATE_LIMIT: z.preprocess(
     blankToUndefined,
-    z.coerce.number().int().min(1).default(120),
+    wholeNumber("must be a whole number of requests, at least 1", 1).default(120),
   ),
   LOG_LEVEL: z.preprocess(
     blankToUndefined,
@@ -64,7 +68,10 @@ const envSchema = z.object({
 });
 
 /** Resolves configuration from an environment map; throws ConfigError naming the variable. */
-export function resolveConfig(env: Record<string, string | undefined>): Config {
+export function resolveConfig(
+  env: Record<string, string | undefined>,
+  options: { requireAdminToken?: boolean } = {},
+): Config {
   const parsed = envSchema.safeParse(env);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
@@ -72,7 +79,7 @@ export function resolveConfig(env: Record<string, string | undefined>): Config {
     throw new ConfigError(`${name}: ${issue.message}`);
   }
   const e = parsed.data;
-  if (e.DATABASE_URL && !e.ADMIN_TOKEN) {
+  if (e.DATABASE_URL && !e.ADMIN_TOKEN && options.requireAdminToken !== false) {
     throw new ConfigError(
       "ADMIN_TOKEN: required when DATABASE_URL is set (only the embedded database generates one)",
     );
@@ -93,6 +100,7 @@ export function resolveConfig(env: Record<string, string | undefined>): Config {
   };
 }
 
-export function readConfig(): Config {
-  return resolveConfig(Deno.env.toObject());
+/** The process's configuration. The admin CLI works on the database directly: it needs no token. */
+export function readConfig(options: { requireAdminToken?: boolean } = {}): Config {
+  return resolveConfig(Deno.env.toObject(), options);
 }

@@ -12,9 +12,7 @@ export interface EmbeddedPostgres {
 export async function startEmbeddedPostgres(
   dataDir: string,
 ): Promise<EmbeddedPostgres> {
-  if (!dataDir.startsWith("memory://")) {
-    await Deno.mkdir(dataDir, { recursive: true });
-  }
+  const lock = dataDir.startsWith("memory://") ? null : await lockDataDir(dataDir);
   const db = await PGlite.create(dataDir);
   const server = new PGLiteSocketServer({ db, host: "127.0.0.1", port: 0 });
   await server.start();
@@ -23,6 +21,24 @@ export async function startEmbeddedPostgres(
     async stop() {
       await server.stop();
       await db.close();
+      lock?.close();
     },
   };
+}
+
+/**
+ * PGlite has no lock of its own: two processes on one data directory would corrupt it. An
+ * exclusive lock on a file inside it, released when the process ends, keeps a second one out.
+ */
+async function lockDataDir(dataDir: string): Promise<Deno.FsFile> {
+  await Deno.mkdir(dataDir, { recursive: true });
+  const file = await Deno.open(`${dataDir}/.lock`, { create: true, write: true });
+  if (!(await file.tryLock(true))) {
+    file.close();
+    throw new Error(
+      `the embedded database in ${dataDir} is in use by another process ` +
+        "(stop the running server first, or use the HTTP admin API)",
+    );
+  }
+  return file;
 }

@@ -1,0 +1,109 @@
+// deno task admin <command> [options]: a self-hoster's first steps without curl. It opens the
+// configured database itself and calls the same services as the HTTP admin API.
+import { parseArgs } from "node:util";
+import { ConfigError, readConfig } from "../config.ts";
+import { openDatabase } from "../db/connect.ts";
+import { systemClock } from "../services/clock.ts";
+import { ApiError } from "../services/errors.ts";
+import { createFeedToken, listFeedTokens, revokeFeedToken } from "../services/feed_tokens.ts";
+import { createProject, updateProject } from "../services/projects.ts";
+
+const USAGE = `usage: deno task admin <command> [options]
+
+commands:
+  create-project --name NAME [--enterprise]    create a project (prints its key once)
+  set-enterprise --project HASHID --on|--off   grant or withdraw Enterprise access
+  create-token --project-id ID --name NAME     create a feed token (prints its value once)
+  list-tokens --project-id ID                  list active feed tokens
+  revoke-token --project-id ID --token-id ID   revoke a feed token
+
+The database is the server's: DATABASE_URL, or the embedded one in DATA_DIR (stop the server
+first; PGlite serves one process).`;
+
+// deno-lint-ignore no-console
+const print = (value: unknown) => console.log(JSON.stringify(value, null, 2));
+
+function fail(message: string): never {
+  // deno-lint-ignore no-console
+  console.error(message);
+  Deno.exit(2);
+}
+
+// `deno task admin -- …` hands the literal `--` on to the script.
+const argv = Deno.args[0] === "--" ? Deno.args.slice(1) : Deno.args;
+const { values, positionals } = parseArgs({
+  args: argv,
+  allowPositionals: true,
+  strict: false,
+  options: {
+    name: { type: "string" },
+    enterprise: { type: "boolean" },
+    project: { type: "string" },
+    "project-id": { type: "string" },
+    "token-id": { type: "string" },
+    on: { type: "boolean" },
+    off: { type: "boolean" },
+    help: { type: "boolean", short: "h" },
+  },
+});
+const command = positionals[0];
+if (!command || values.help) fail(USAGE);
+
+function need(option: string): string {
+  const v = values[option];
+  if (typeof v !== "string" || v === "") fail(`${command}: --${option} is required\n\n${USAGE}`);
+  return v;
+}
+
+let config;
+try {
+  config = readConfig({ requireAdminToken: false });
+} catch (err) {
+  if (err instanceof ConfigError) fail(`configuration error: ${err.message}`);
+  throw err;
+}
+
+const db = await openDatabase(config, { max: 1 }).catch((err) =>
+  fail(`cannot open the database: ${err instanceof Error ? err.message : err}`)
+);
+try {
+  switch (command) {
+    case "create-project": {
+      const { project, projectKey } = await createProject(db.sql, {
+        name: need("name"),
+        enterprise: values.enterprise === true,
+      });
+      print({ project: { ...project, project_key: projectKey } });
+      break;
+    }
+    case "set-enterprise": {
+      if (values.on === values.off) fail("set-enterprise: give exactly one of --on and --off");
+      print({
+        project: await updateProject(db.sql, need("project"), { enterprise: values.on === true }),
+      });
+      break;
+    }
+    case "create-token":
+      print({
+        token: await createFeedToken(db.sql, systemClock, need("project-id"), need("name")),
+      });
+      break;
+    case "list-tokens":
+      print({ tokens: await listFeedTokens(db.sql, need("project-id")) });
+      break;
+    case "revoke-token":
+      await revokeFeedToken(db.sql, systemClock, need("project-id"), need("token-id"));
+      print({ revoked: Number(need("token-id")) });
+      break;
+    default:
+      fail(`unknown command: ${command}\n\n${USAGE}`);
+  }
+} catch (err) {
+  if (err instanceof ApiError) {
+    await db.close();
+    fail(`${command}: ${err.message} (${err.code})`);
+  }
+  throw err;
+} finally {
+  await db.close();
+}
