@@ -1,0 +1,183 @@
+// Shared pieces of `deno task bench`: a fresh database on the real PostgreSQL, the service and a
+// bare baseline served in this process, wrk as the load generator, and same-run ratios.
+import postgres from "postgres";
+import { resolveConfig } from "../config.ts";
+import { connect, type Sql } from "../db/connect.ts";
+import { migrate } from "../db/migrate.ts";
+import { createApp } from "../rest/app.ts";
+import { systemClock } from "../services/clock.ts";
+import { createLogger } from "../services/log.ts";
+import { hashSecret } from "../services/secrets.ts";
+
+export const ADMIN_TOKEN = "bench-admin-token-0123456789";
+export const CURSOR_SECRET = "bench-cursor-secret-0123456789abcdefghijkl";
+
+export interface BenchDatabase {
+  url: string;
+  sql: Sql;
+  close(): Promise<void>;
+}
+
+/** A fresh, migrated database on BENCH_DATABASE_URL / DATABASE_URL's server (default local). */
+export async function benchDatabase(): Promise<BenchDatabase> {
+  const base = Deno.env.get("BENCH_DATABASE_URL") ?? Deno.env.get("DATABASE_URL") ??
+    "postgres://postgres@127.0.0.1:5432/postgres";
+  const name = `bench_${Date.now().toString(36)}`;
+  const admin = postgres(base, { max: 1, onnotice: () => {} });
+  await admin.unsafe(`create database "${name}"`);
+  const u = new URL(base);
+  u.pathname = `/${name}`;
+  const url = u.toString();
+  await migrate(url);
+  const sql = connect(url, 10);
+  return {
+    url,
+    sql,
+    async close() {
+      await sql.end({ timeout: 5 });
+      await admin.unsafe(`drop database if exists "${name}" with (force)`);
+      await admin.end();
+    },
+  };
+}
+
+export interface Served {
+  url: string;
+  close(): Promise<void>;
+}
+
+export function serve(handler: Deno.ServeHandler): Served {
+  const controller = new AbortController();
+  const server = Deno.serve(
+    { hostname: "127.0.0.1", port: 0, signal: controller.signal, onListen() {} },
+    handler,
+  );
+  return {
+    url: `http://127.0.0.1:${server.addr.port}`,
+    async close() {
+      controller.abort();
+      await server.finished;
+    },
+  };
+}
+
+/** The real app, configured as in production (logging included, written nowhere). */
+export function serveService(sql: Sql, env: Record<string, string> = {}): Served {
+  const config = resolveConfig({
+    DATABASE_URL: "postgres://bench",
+    ADMIN_TOKEN,
+    LINK_BASE_URL: "https://lnk.example.test",
+    FEED_RATE_LIMIT: "100000000",
+    ...env,
+  });
+  const app = createApp({
+    sql,
+    config,
+    clock: systemClock,
+    logger: createLogger("info", () => {}),
+    adminTokenHash: hashSecret(ADMIN_TOKEN),
+    cursorSecret: CURSOR_SECRET,
+  });
+  return serve(app.fetch);
+}
+
+export interface WrkResult {
+  rps: number;
+  p50ms: number;
+  p99ms: number;
+  requests: number;
+  errors: number;
+}
+
+export interface WrkOptions {
+  connections: number;
+  seconds: number;
+  threads?: number;
+  headers?: Record<string, string>;
+  /** A wrk Lua script (method, body), written to a temp file. */
+  lua?: string;
+}
+
+function toMs(v: string, unit: string): number {
+  const n = Number(v);
+  return unit === "us" ? n / 1000 : unit === "s" ? n * 1000 : unit === "m" ? n * 60000 : n;
+}
+
+export async function wrk(url: string, o: WrkOptions): Promise<WrkResult> {
+  const args = [
+    `-t${o.threads ?? Math.min(2, o.connections)}`,
+    `-c${o.connections}`,
+    `-d${o.seconds}s`,
+    "--latency",
+  ];
+  for (const [k, v] of Object.entries(o.headers ?? {})) args.push("-H", `${k}: ${v}`);
+  let script: string | undefined;
+  if (o.lua) {
+    script = await Deno.makeTempFile({ suffix: ".lua" });
+    await Deno.writeTextFile(script, o.lua);
+    args.push("-s", script);
+  }
+  args.push(url);
+  const out = await new Deno.Command("wrk", { args, stdout: "piped", stderr: "piped" }).output();
+  if (script) await Deno.remove(script);
+  const text = new TextDecoder().decode(out.stdout);
+  if (!out.success) throw new Error(`wrk failed: ${new TextDecoder().decode(out.stderr)}`);
+  const num = (re: RegExp) => Number(text.match(re)?.[1] ?? NaN);
+  const lat = (pct: string) => {
+    const m = text.match(new RegExp(`^\\s*${pct}%\\s+([0-9.]+)(us|ms|s|m)`, "m"));
+    return m ? toMs(m[1]!, m[2]!) : NaN;
+  };
+  const non2xx = num(/Non-2xx or 3xx responses: (\d+)/) || 0;
+  const socketErrors = [...text.matchAll(/(connect|read|write|timeout) (\d+)/g)]
+    .reduce((s, m) => s + Number(m[2]), 0);
+  return {
+    rps: num(/Requests\/sec:\s+([0-9.]+)/),
+    p50ms: lat("50"),
+    p99ms: lat("99"),
+    requests: num(/(\d+) requests in/),
+    errors: non2xx + socketErrors,
+  };
+}
+
+export function median(xs: number[]): number {
+  const s = [...xs].sort((a, b) => a - b);
+  const mid = Math.floor(s.length / 2);
+  return s.length % 2 ? s[mid]! : (s[mid - 1]! + s[mid]!) / 2;
+}
+
+export interface Comparison {
+  service: WrkResult;
+  baseline: WrkResult;
+  ratio: number;
+}
+
+/**
+ * Runs baseline and service alternately `rounds` times with identical load and reports the
+ * median of each: the machine is shared and noisy, so only a same-run ratio means anything.
+ */
+export async function compare(
+  service: () => Promise<WrkResult>,
+  baseline: () => Promise<WrkResult>,
+  rounds = 3,
+): Promise<Comparison> {
+  const s: WrkResult[] = [];
+  const b: WrkResult[] = [];
+  for (let i = 0; i < rounds; i++) {
+    b.push(await baseline());
+    s.push(await service());
+  }
+  const pick = (rs: WrkResult[]): WrkResult => ({
+    rps: median(rs.map((r) => r.rps)),
+    p50ms: median(rs.map((r) => r.p50ms)),
+    p99ms: median(rs.map((r) => r.p99ms)),
+    requests: rs.reduce((n, r) => n + r.requests, 0),
+    errors: rs.reduce((n, r) => n + r.errors, 0),
+  });
+  const service_ = pick(s);
+  const baseline_ = pick(b);
+  return { service: service_, baseline: baseline_, ratio: service_.rps / baseline_.rps };
+}
+
+export function fmt(n: number, digits = 1): string {
+  return Number.isFinite(n) ? n.toFixed(digits) : "n/a";
+}

@@ -1,0 +1,162 @@
+// Issue 3's figures: link lookup, metrics over 10,000 links, link-host redirects and ingestion,
+// each against a bare Deno.serve + postgres.js handler running the same SQL in the same run.
+import { createLink } from "../services/links.ts";
+import { createProject } from "../services/projects.ts";
+import { type BenchDatabase, compare, fmt, serve, serveService, wrk } from "./lib.ts";
+
+export interface Row {
+  name: string;
+  figure: string;
+  target: string;
+  pass: boolean;
+}
+
+const IPHONE =
+  "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148";
+
+export async function sdkBenchmarks(db: BenchDatabase, seconds: number): Promise<Row[]> {
+  const { sql } = db;
+  const rows: Row[] = [];
+  const { project, projectKey } = await createProject(sql, { name: "bench", enterprise: true });
+  const envId = project.environments.production.project_id;
+  const headers = { "PROJECT-KEY": projectKey, "ENVIRONMENT": "production" };
+  const link = await createLink(sql, envId, {
+    title: "Bench link",
+    subtitle: "A link of about a kilobyte once serialised",
+    data: { campaign: "spring", items: Array.from({ length: 12 }, (_, i) => `item-${i}`) },
+    tags: ["bench", "lookup"],
+    ios_custom_redirect: { url: "https://apps.apple.com/app/id1", open_app_if_installed: true },
+    android_custom_redirect: { url: "https://play.google.com/store/apps/details?id=x" },
+    desktop_custom_redirect: { url: "https://example.com/desktop" },
+    tracking_campaign: "spring",
+    tracking_source: "newsletter",
+    tracking_medium: "email",
+  });
+
+  const service = serveService(sql);
+  const baseline = serve(async (req) => {
+    const url = new URL(req.url);
+    if (url.pathname.startsWith("/link/")) {
+      const [row] = await sql`select * from links where path = ${url.pathname.slice(6)}`;
+      return Response.json({ link: row });
+    }
+    if (url.pathname === "/metrics") {
+      const [row] = await sql`
+        select coalesce(json_agg(m order by m.total_views desc, m.id), '[]')::text as body
+        from (select l.id, l.title, l.path, c.* from links l join link_counters c on c.link_id = l.id
+              where l.environment_id = ${envId} and l.active) m`;
+      return new Response(row!.body, { headers: { "content-type": "application/json" } });
+    }
+    if (url.pathname.startsWith("/r/")) {
+      const [row] = await sql`select ios_custom_redirect from links where path = ${
+        url.pathname.slice(3)
+      }`;
+      return Response.redirect(row!.ios_custom_redirect.url, 302);
+    }
+    return new Response("not found", { status: 404 });
+  });
+
+  try {
+    // Link lookup at -c32, the concurrency where the bare stack peaks (PERFORMANCE.md).
+    const lookup = await compare(
+      () => wrk(`${service.url}/api/v1/sdk/link/${link.path}`, { connections: 32, seconds, headers }),
+      () => wrk(`${baseline.url}/link/${link.path}`, { connections: 32, seconds }),
+    );
+    rows.push({
+      name: "link lookup (-c32)",
+      figure: `${fmt(lookup.service.rps, 0)} req/s vs baseline ${
+        fmt(lookup.baseline.rps, 0)
+      } = ${fmt(lookup.ratio, 2)}×; p50 ${fmt(lookup.service.p50ms, 2)} ms, p99 ${
+        fmt(lookup.service.p99ms, 2)
+      } ms (errors ${lookup.service.errors})`,
+      target: "≥ 0.7× baseline",
+      pass: lookup.ratio >= 0.7 && lookup.service.errors === 0,
+    });
+
+    const redirect = await compare(
+      () =>
+        wrk(`${service.url}/${link.path}`, {
+          connections: 32,
+          seconds,
+          headers: { "User-Agent": IPHONE },
+        }),
+      () => wrk(`${baseline.url}/r/${link.path}`, { connections: 32, seconds }),
+    );
+    rows.push({
+      name: "link-host redirect, view recorded (-c32)",
+      figure: `${fmt(redirect.service.rps, 0)} req/s vs baseline ${
+        fmt(redirect.baseline.rps, 0)
+      } = ${fmt(redirect.ratio, 2)}×; p50 ${fmt(redirect.service.p50ms, 2)} ms, p99 ${
+        fmt(redirect.service.p99ms, 2)
+      } ms`,
+      target: "≥ 0.7× baseline",
+      pass: redirect.ratio >= 0.7,
+    });
+
+    // Metrics: 10,000 active links with counters.
+    await sql`
+      with l as (
+        insert into links (environment_id, path, title, tags, tracking_campaign)
+        select ${envId}, 'm' || g || substr(md5(g::text), 1, 8), 'Link ' || g, '["a","b"]', 'spring'
+        from generate_series(1, 9999) g
+        returning id
+      )
+      insert into link_counters (link_id, total_views, total_opens, total_installs, total_revenue)
+      select id, (random() * 100000)::int, (random() * 1000)::int, (random() * 100)::int,
+        (random() * 1000000)::int
+      from l
+    `;
+    await sql`analyze`;
+    const metrics = await compare(
+      () =>
+        wrk(`${service.url}/api/v1/sdk/metrics_for_project`, {
+          connections: 1,
+          threads: 1,
+          seconds,
+          headers,
+        }),
+      () => wrk(`${baseline.url}/metrics`, { connections: 1, threads: 1, seconds }),
+    );
+    rows.push({
+      name: "metrics, 10,000 links (-c1)",
+      figure: `p50 ${fmt(metrics.service.p50ms)} ms, p99 ${
+        fmt(metrics.service.p99ms)
+      } ms, ${fmt(metrics.service.rps)} req/s vs baseline p50 ${
+        fmt(metrics.baseline.p50ms)
+      } ms (${fmt(metrics.ratio, 2)}× its req/s)`,
+      target: "p50 < 100 ms",
+      pass: metrics.service.p50ms < 100,
+    });
+
+    // Ingestion: 1,000-event batches without client ids, so every batch is stored.
+    const events = Array.from({ length: 1000 }, (_, i) => ({
+      type: i % 10 === 0 ? "install" : "open",
+      occurred_at: new Date().toISOString(),
+      link_path: link.path,
+      device: { os: "iOS", model: "iPhone15,2" },
+      geo: { country: "DE", city: "Berlin" },
+    }));
+    const body = JSON.stringify({ events });
+    const lua = `wrk.method = "POST"\nwrk.body = ${JSON.stringify(body)}\n` +
+      `wrk.headers["Content-Type"] = "application/json"\n`;
+    const ingest = await wrk(`${service.url}/api/v1/sdk/events`, {
+      connections: 4,
+      seconds,
+      headers,
+      lua,
+    });
+    const eventsPerSecond = ingest.rps * 1000;
+    rows.push({
+      name: "ingestion, 1,000-event batches (-c4)",
+      figure: `${fmt(eventsPerSecond, 0)} events/s; batch p50 ${fmt(ingest.p50ms)} ms (errors ${
+        ingest.errors
+      })`,
+      target: "≥ 10,000 events/s",
+      pass: eventsPerSecond >= 10_000 && ingest.errors === 0,
+    });
+  } finally {
+    await service.close();
+    await baseline.close();
+  }
+  return rows;
+}
