@@ -22,10 +22,9 @@ try {
   Deno.exit(1);
 }
 
-const suites: Record<string, (db: Awaited<ReturnType<typeof benchDatabase>>) => Promise<Row[]>> =
-  {
-    sdk: (db) => sdkBenchmarks(db, seconds),
-  };
+const suites: Record<string, (db: Awaited<ReturnType<typeof benchDatabase>>) => Promise<Row[]>> = {
+  sdk: (db) => sdkBenchmarks(db, seconds),
+};
 
 const rows: Row[] = [];
 for (const [name, run] of Object.entries(suites)) {

@@ -59,14 +59,15 @@ export async function sdkBenchmarks(db: BenchDatabase, seconds: number): Promise
   try {
     // Link lookup at -c32, the concurrency where the bare stack peaks (PERFORMANCE.md).
     const lookup = await compare(
-      () => wrk(`${service.url}/api/v1/sdk/link/${link.path}`, { connections: 32, seconds, headers }),
+      () =>
+        wrk(`${service.url}/api/v1/sdk/link/${link.path}`, { connections: 32, seconds, headers }),
       () => wrk(`${baseline.url}/link/${link.path}`, { connections: 32, seconds }),
     );
     rows.push({
       name: "link lookup (-c32)",
-      figure: `${fmt(lookup.service.rps, 0)} req/s vs baseline ${
-        fmt(lookup.baseline.rps, 0)
-      } = ${fmt(lookup.ratio, 2)}×; p50 ${fmt(lookup.service.p50ms, 2)} ms, p99 ${
+      figure: `${fmt(lookup.service.rps, 0)} req/s vs baseline ${fmt(lookup.baseline.rps, 0)} = ${
+        fmt(lookup.ratio, 2)
+      }×; p50 ${fmt(lookup.service.p50ms, 2)} ms, p99 ${
         fmt(lookup.service.p99ms, 2)
       } ms (errors ${lookup.service.errors})`,
       target: "≥ 0.7× baseline",
@@ -119,11 +120,11 @@ export async function sdkBenchmarks(db: BenchDatabase, seconds: number): Promise
     );
     rows.push({
       name: "metrics, 10,000 links (-c1)",
-      figure: `p50 ${fmt(metrics.service.p50ms)} ms, p99 ${
-        fmt(metrics.service.p99ms)
-      } ms, ${fmt(metrics.service.rps)} req/s vs baseline p50 ${
-        fmt(metrics.baseline.p50ms)
-      } ms (${fmt(metrics.ratio, 2)}× its req/s)`,
+      figure: `p50 ${fmt(metrics.service.p50ms)} ms, p99 ${fmt(metrics.service.p99ms)} ms, ${
+        fmt(metrics.service.rps)
+      } req/s vs baseline p50 ${fmt(metrics.baseline.p50ms)} ms (${
+        fmt(metrics.ratio, 2)
+      }× its req/s)`,
       target: "p50 < 100 ms",
       pass: metrics.service.p50ms < 100,
     });
@@ -148,9 +149,9 @@ export async function sdkBenchmarks(db: BenchDatabase, seconds: number): Promise
     const eventsPerSecond = ingest.rps * 1000;
     rows.push({
       name: "ingestion, 1,000-event batches (-c4)",
-      figure: `${fmt(eventsPerSecond, 0)} events/s; batch p50 ${fmt(ingest.p50ms)} ms (errors ${
-        ingest.errors
-      })`,
+      figure: `${fmt(eventsPerSecond, 0)} events/s; batch p50 ${
+        fmt(ingest.p50ms)
+      } ms (errors ${ingest.errors})`,
       target: "≥ 10,000 events/s",
       pass: eventsPerSecond >= 10_000 && ingest.errors === 0,
     });
