@@ -15,6 +15,8 @@ export interface Config {
   /** Feed reads admitted per token in any 60 s window; the contract's 120, raised only for load tests. */
   feedRateLimit: number;
   logLevel: "debug" | "info" | "warn" | "error";
+  /** GraphQL introspection (frontend teams generate types from it); off only by choice. */
+  graphqlIntrospection: boolean;
 }
 
 export class ConfigError extends Error {
@@ -61,6 +63,10 @@ const envSchema = z.object({
     blankToUndefined,
     wholeNumber("must be a whole number of requests, at least 1", 1).default(120),
   ),
+  GRAPHQL_INTROSPECTION: z.preprocess(
+    blankToUndefined,
+    z.enum(["true", "false"], { error: "must be true or false" }).default("true"),
+  ),
   LOG_LEVEL: z.preprocess(
     blankToUndefined,
     z.enum(["debug", "info", "warn", "error"]).default("info"),
@@ -97,6 +103,7 @@ export function resolveConfig(
     analyticsRetentionDays: e.ANALYTICS_RETENTION_DAYS,
     feedRateLimit: e.FEED_RATE_LIMIT,
     logLevel: e.LOG_LEVEL,
+    graphqlIntrospection: e.GRAPHQL_INTROSPECTION === "true",
   };
 }
 

@@ -1,9 +1,11 @@
 import { Hono } from "hono";
 import { requestId } from "hono/request-id";
+import { createGraphQLHandler } from "../resolvers/yoga.ts";
 import { adminRoutes } from "./admin.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";
 import { errorResponse, toErrorResponse } from "./errors.ts";
 import { accessLog, limitBody } from "./middleware.ts";
+import { exportRoutes } from "./export.ts";
 import { feedRoutes } from "./feed.ts";
 import { linkHostRoutes } from "./link_host.ts";
 import { opsRoutes } from "./ops.ts";
@@ -17,9 +19,17 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use("*", limitBody);
 
   app.route("/", opsRoutes(deps));
+  const yoga = createGraphQLHandler(deps);
+  // GET /graphql – GraphiQL in a browser, queries otherwise; POST /graphql – queries, mutations
+  app.on(
+    ["GET", "POST"],
+    "/graphql",
+    (c) => yoga.fetch(c.req.raw, { requestId: c.get("requestId") }),
+  );
   app.route("/api/v1/sdk", sdkRoutes(deps));
   app.route("/api/v1", feedRoutes(deps));
   app.route("/api/v1", adminRoutes(deps));
+  app.route("/api/v1", exportRoutes(deps));
   // Last: the link host answers GET/HEAD /<path> for whatever the routes above did not take.
   app.route("/", linkHostRoutes(deps));
 

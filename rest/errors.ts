@@ -1,6 +1,11 @@
 // The one place where errors become HTTP responses.
 import { z } from "zod";
-import { ApiError, ERROR_STATUS, type ErrorCode } from "../services/errors.ts";
+import {
+  ApiError,
+  ERROR_STATUS,
+  type ErrorCode,
+  isDatabaseUnavailable,
+} from "../services/errors.ts";
 import { describeError, type Logger } from "../services/log.ts";
 
 export function errorResponse(
@@ -36,6 +41,12 @@ export function toErrorResponse(
     const issue = err.issues[0]!;
     const field = fieldPath(issue.path);
     return errorResponse("invalid_field", `${field}: ${issue.message}`);
+  }
+  if (isDatabaseUnavailable(err)) {
+    logger.error("database unavailable", { request_id: requestId, ...describeError(err) });
+    return errorResponse("unavailable", "the service is unavailable; retry with backoff", {
+      "Retry-After": "1",
+    });
   }
   logger.error("unhandled error", { request_id: requestId, ...describeError(err) });
   return errorResponse("internal", "internal error; retry with backoff");

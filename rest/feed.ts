@@ -1,8 +1,26 @@
 import { Hono } from "hono";
+import { feedPageJson, readFeedPage } from "../services/feed.ts";
+import { bearerToken } from "../services/feed_auth.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";
 
 /** The feed API: GET /api/v1/projects/:project_id/event_stream. */
-export function feedRoutes(_deps: AppDeps): Hono<AppEnv> {
+export function feedRoutes(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
+
+  // GET /api/v1/projects/:project_id/event_stream – one page of the captured feed after a cursor
+  app.get("/projects/:project_id/event_stream", async (c) => {
+    const page = await readFeedPage(deps.sql, deps, {
+      token: bearerToken(c.req.header("Authorization")),
+      projectId: c.req.param("project_id"),
+      limit: c.req.query("limit"),
+      eventTypes: c.req.queries("event_types[]"),
+      after: c.req.query("after"),
+    });
+    return c.body(feedPageJson(page), 200, {
+      "Content-Type": "application/json; charset=UTF-8",
+      "Cache-Control": "no-store",
+    });
+  });
+
   return app;
 }

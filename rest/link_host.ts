@@ -1,8 +1,67 @@
 import { Hono } from "hono";
+import type { Context } from "hono";
+import { describeError } from "../services/log.ts";
+import { decideHit, detectPlatform, isPreviewCrawler, recordView } from "../services/link_host.ts";
+import { accessPath, getHostedLink } from "../services/links.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";
+import { renderNotFoundPage, renderPreviewPage } from "./link_host_html.ts";
+
+/** First segments that belong to the API, never to a link: they keep the JSON 404. */
+const RESERVED = new Set(["api", "graphql", "healthz", "readyz", "openapi.json"]);
+
+const HTML_HEADERS = {
+  "Content-Type": "text/html; charset=utf-8",
+  // Every hit must reach the host to be counted, and a link may be deactivated at any time.
+  "Cache-Control": "no-store",
+  "X-Content-Type-Options": "nosniff",
+  "Referrer-Policy": "no-referrer",
+  "Content-Security-Policy":
+    "default-src 'none'; style-src 'unsafe-inline'; img-src http: https: data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+};
+
+function html(c: Context<AppEnv>, body: string, status: 200 | 404): Response {
+  return c.body(body, status, HTML_HEADERS);
+}
 
 /** The link host: GET/HEAD /<path> on the service's root. Mounted last. */
-export function linkHostRoutes(_deps: AppDeps): Hono<AppEnv> {
+export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
+  const { sql, config, clock, logger } = deps;
   const app = new Hono<AppEnv>();
+
+  // GET /:path – redirect to the platform's destination or show the preview page; HEAD (which
+  // Hono serves with this handler) answers the same without a body and is not counted as a view
+  app.get("/:path", async (c) => {
+    const path = c.req.param("path");
+    if (RESERVED.has(path)) return c.notFound();
+    const link = await getHostedLink(sql, path);
+    if (!link) return html(c, renderNotFoundPage(), 404);
+
+    const userAgent = c.req.header("User-Agent") ?? "";
+    const platform = detectPlatform(userAgent);
+    const crawler = isPreviewCrawler(userAgent);
+    const hit = decideHit(link, platform, crawler);
+
+    if (!crawler && c.req.method === "GET") {
+      // A lost view must not cost the visitor the link: log it and answer anyway.
+      await recordView(sql, { clock, linkBaseUrl: config.linkBaseUrl }, link, platform).catch(
+        (err) => logger.error("view not recorded", { path, ...describeError(err) }),
+      );
+    }
+    if (hit.action === "redirect") {
+      return c.body(null, 302, { Location: hit.url, "Cache-Control": "no-store" });
+    }
+    return html(
+      c,
+      renderPreviewPage({
+        title: link.title,
+        subtitle: link.subtitle,
+        image: link.image,
+        url: accessPath(config.linkBaseUrl, link.path),
+        destination: hit.destination,
+      }),
+      200,
+    );
+  });
+
   return app;
 }

@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { ApiError } from "../services/errors.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";
+import { OPENAPI_DOCUMENT } from "./openapi.ts";
 
 export function opsRoutes(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
@@ -17,6 +18,9 @@ export function opsRoutes(deps: AppDeps): Hono<AppEnv> {
     }
     return c.json({ status: "ready" });
   });
+
+  // GET /openapi.json – OpenAPI 3.1 of every REST path
+  app.get("/openapi.json", (c) => c.json(OPENAPI_DOCUMENT));
 
   return app;
 }

@@ -1,8 +1,58 @@
 import { Hono } from "hono";
+import type { Context } from "hono";
+import type { EnvironmentKind } from "../services/projects.ts";
+import { recordEvents } from "../services/events.ts";
+import { accessPath, createLink, getLinkByPathOrThrow, toLink } from "../services/links.ts";
+import { projectMetricsJson } from "../services/metrics.ts";
+import { authenticateSdk, LINK_ENVIRONMENTS, METRICS_ENVIRONMENTS } from "../services/sdk_auth.ts";
+import { readBody, readJson } from "./body.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";
+import { parseIngestBody } from "./schemas/events.ts";
+import { generateLinkBody } from "./schemas/links.ts";
 
 /** The SDK API under {base_url} = /api/v1/sdk: generate_link, link, metrics_for_project, events. */
-export function sdkRoutes(_deps: AppDeps): Hono<AppEnv> {
+export function sdkRoutes(deps: AppDeps): Hono<AppEnv> {
+  const { sql, config, clock } = deps;
   const app = new Hono<AppEnv>();
+  const authenticate = (c: Context<AppEnv>, allowed: ReadonlyMap<string, EnvironmentKind>) =>
+    authenticateSdk(sql, {
+      projectKey: c.req.header("PROJECT-KEY"),
+      environment: c.req.header("ENVIRONMENT"),
+    }, allowed);
+
+  // POST /api/v1/sdk/generate_link – create a link and answer its URL
+  app.post("/generate_link", async (c) => {
+    const environment = await authenticate(c, LINK_ENVIRONMENTS);
+    const input = await readBody(c, generateLinkBody);
+    const row = await createLink(sql, environment.id, input);
+    return c.json({ link: accessPath(config.linkBaseUrl, row.path) });
+  });
+
+  // GET /api/v1/sdk/link/:link_path – one link of the environment, active or not
+  app.get("/link/:link_path", async (c) => {
+    const environment = await authenticate(c, LINK_ENVIRONMENTS);
+    const row = await getLinkByPathOrThrow(sql, environment.id, c.req.param("link_path"));
+    return c.json({ link: toLink(row, config.linkBaseUrl) });
+  });
+
+  // GET /api/v1/sdk/metrics_for_project – lifetime totals of the active links, by views
+  app.get("/metrics_for_project", async (c) => {
+    const environment = await authenticate(c, METRICS_ENVIRONMENTS);
+    const body = await projectMetricsJson(sql, environment.id);
+    return c.body(body, 200, { "Content-Type": "application/json; charset=utf-8" });
+  });
+
+  // POST /api/v1/sdk/events – ingest a batch of app events, all or nothing
+  app.post("/events", async (c) => {
+    const environment = await authenticate(c, LINK_ENVIRONMENTS);
+    const events = parseIngestBody(await readJson(c), clock.now());
+    const result = await recordEvents(
+      sql,
+      { environment, clock, linkBaseUrl: config.linkBaseUrl },
+      events,
+    );
+    return c.json(result, 202);
+  });
+
   return app;
 }

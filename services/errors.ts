@@ -48,3 +48,23 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
   return e?.code === "23505" &&
     (constraint === undefined || e.constraint_name === constraint);
 }
+
+// postgres.js connection error codes, and SQLSTATEs of a server that cannot serve right now
+// (class 08 connection exceptions, 53 insufficient resources, 57P0x shutdown/cannot connect).
+const UNAVAILABLE_CODES = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "ETIMEDOUT",
+  "CONNECT_TIMEOUT",
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+]);
+
+/** True when the database, not the request, is why a query failed: answer 503, not 500. */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  if (typeof code !== "string") return false;
+  return UNAVAILABLE_CODES.has(code) || code.startsWith("08") || code.startsWith("53") ||
+    code.startsWith("57P");
+}

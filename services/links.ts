@@ -1,6 +1,6 @@
 import type { Db, Sql } from "../db/connect.ts";
 import { isUniqueViolation, notFound } from "./errors.ts";
-import { getEnvironmentOrThrow } from "./projects.ts";
+import { type EnvironmentKind, getEnvironmentOrThrow } from "./projects.ts";
 
 export interface Redirect {
   url?: string;
@@ -68,6 +68,25 @@ export interface NewLink {
   tracking_campaign?: string | undefined;
   tracking_source?: string | undefined;
   tracking_medium?: string | undefined;
+}
+
+/** An absolute http(s) URL with a host: the only redirect targets the link host follows. */
+export function isHttpUrl(value: string): boolean {
+  if (!/^https?:\/\//i.test(value)) return false;
+  try {
+    const url = new URL(value);
+    return (url.protocol === "http:" || url.protocol === "https:") && url.hostname !== "";
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * Whether `path` could be a link path at all. Anything else is simply not found, before any
+ * query: a NUL or a malformed escape in a URL must not reach PostgreSQL.
+ */
+export function isLinkPath(path: string): boolean {
+  return /^[A-Za-z0-9_-]{1,128}$/.test(path);
 }
 
 export function accessPath(linkBaseUrl: string, path: string): string {
@@ -161,8 +180,39 @@ export async function getLinkByPath(
   environmentId: number,
   path: string,
 ): Promise<LinkRow | undefined> {
+  if (!isLinkPath(path)) return undefined;
   const [row] = await db<LinkRow[]>`
     select * from links where path = ${path} and environment_id = ${environmentId}
+  `;
+  return row;
+}
+
+/** The link at `path` in the environment, active or not, or 404 `not_found`. */
+export async function getLinkByPathOrThrow(
+  db: Db,
+  environmentId: number,
+  path: string,
+): Promise<LinkRow> {
+  const row = await getLinkByPath(db, environmentId, path);
+  if (!row) throw notFound("link");
+  return row;
+}
+
+/** An active link found by path alone, with the environment its views are recorded in. */
+export interface HostedLink extends LinkRow {
+  environment_kind: EnvironmentKind;
+  project_hashid: string;
+}
+
+/** The link host's lookup: paths are unique across the instance; deactivated links are not served. */
+export async function getHostedLink(db: Db, path: string): Promise<HostedLink | undefined> {
+  if (!isLinkPath(path)) return undefined;
+  const [row] = await db<HostedLink[]>`
+    select l.*, e.kind as environment_kind, p.hashid as project_hashid
+    from links l
+      join environments e on e.id = l.environment_id
+      join projects p on p.id = e.project_id
+    where l.path = ${path} and l.active
   `;
   return row;
 }
@@ -175,6 +225,7 @@ export async function setLinkActive(
   active: boolean,
 ): Promise<LinkRow> {
   const env = await getEnvironmentOrThrow(sql, projectId);
+  if (!isLinkPath(path)) throw notFound("link");
   const [row] = await sql<LinkRow[]>`
     update links set active = ${active}, updated_at = now()
     where path = ${path} and environment_id = ${env.id}
@@ -182,4 +233,10 @@ export async function setLinkActive(
   `;
   if (!row) throw notFound("link");
   return row;
+}
+
+/** Links by id, in one query (the feed's DataLoader batches a page's links into this). */
+export async function listLinksByIds(db: Db, ids: readonly number[]): Promise<LinkRow[]> {
+  if (ids.length === 0) return [];
+  return await db<LinkRow[]>`select * from links where id = any(${ids as number[]}::int[])`;
 }

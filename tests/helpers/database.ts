@@ -55,3 +55,30 @@ export async function createTestDatabase(
     },
   };
 }
+
+/**
+ * The same handle, counting every query sent through it (transactions included): tests prove
+ * batching by counting, not by guessing.
+ */
+export function countingSql(sql: Sql): { sql: Sql; queries: string[] } {
+  const queries: string[] = [];
+  const wrap = <T extends object>(target: T): T =>
+    new Proxy(target, {
+      apply(fn, self, args) {
+        const strings = args[0];
+        if (Array.isArray(strings) && "raw" in strings) queries.push(strings.join("$"));
+        return Reflect.apply(fn as (...a: unknown[]) => unknown, self, args);
+      },
+      get(obj, key, receiver) {
+        const value = Reflect.get(obj, key, receiver);
+        if (key !== "begin" || typeof value !== "function") return value;
+        return (...args: unknown[]) => {
+          const last = args.length - 1;
+          const callback = args[last] as (tx: object) => unknown;
+          args[last] = (tx: object) => callback(wrap(tx));
+          return value.apply(obj, args);
+        };
+      },
+    });
+  return { sql: wrap(sql), queries };
+}

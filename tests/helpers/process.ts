@@ -22,7 +22,8 @@ export function startService(env: Record<string, string>): ServiceProcess {
   let resolveUrl: (url: string) => void;
   const url = new Promise<string>((r) => (resolveUrl = r));
   const pump = async (stream: ReadableStream<Uint8Array>, sink: (s: string) => void) => {
-    for await (const chunk of stream.pipeThrough(new TextDecoderStream())) sink(chunk);
+    const decoder = new TextDecoder();
+    for await (const chunk of stream) sink(decoder.decode(chunk, { stream: true }));
   };
   const outDone = pump(child.stdout, (s) => {
     out += s;

@@ -29,7 +29,7 @@ export interface TestResponse<T = unknown> {
 /** Serves a fresh app over `db` (another instance when called twice on one database). */
 export function serveApp(
   db: TestDatabase,
-  options: { clock?: ManualClock; config?: Record<string, string> } = {},
+  options: { clock?: ManualClock; config?: Record<string, string>; sql?: Sql } = {},
 ): TestServer {
   const config = resolveConfig({
     DATABASE_URL: db.url,
@@ -38,7 +38,7 @@ export function serveApp(
     ...options.config,
   });
   const clock = options.clock ?? new ManualClock(new Date());
-  const sql = db.pool();
+  const sql = options.sql ?? db.pool();
   const app = createApp({
     sql,
     config,

@@ -1,0 +1,71 @@
+import { FEED_SCHEMA_VERSION, readFeedPage } from "../services/feed.ts";
+import { bearerToken } from "../services/feed_auth.ts";
+import type { Link } from "../services/links.ts";
+import { toLink } from "../services/links.ts";
+import type { GraphQLContext } from "./context.ts";
+
+/** A feed envelope as stored (CONTRACT.md's inner objects), parsed for GraphQL. */
+export interface FeedEnvelope {
+  schema_version: number;
+  id: string;
+  type: string;
+  name?: string;
+  occurred_at: string;
+  project: { id: string; test: boolean };
+  device?: Record<string, unknown>;
+  user?: Record<string, unknown>;
+  link?: { id: number; path: string; access_path: string };
+  attribution?: Record<string, unknown>;
+  geo?: { country: string };
+  purchase?: {
+    transaction_id: string;
+    version: number;
+    amount: number;
+    currency: string;
+    product_id: string;
+    store: string;
+  };
+}
+
+export interface EventFeedConnection {
+  schemaVersion: number;
+  edges: { cursor: string; node: FeedEnvelope }[];
+  pageInfo: { endCursor: string; hasNextPage: boolean };
+}
+
+/** The same read as REST's event_stream: same checks, same rate limit, same cursor. */
+export async function eventFeed(
+  ctx: GraphQLContext,
+  args: {
+    projectId: string;
+    first?: number | null;
+    after?: string | null;
+    eventTypes?: readonly string[] | null;
+  },
+): Promise<EventFeedConnection> {
+  const page = await readFeedPage(ctx.deps.sql, ctx.deps, {
+    token: bearerToken(ctx.authorization),
+    projectId: args.projectId,
+    limit: args.first ?? undefined,
+    eventTypes: args.eventTypes ?? undefined,
+    after: args.after ?? undefined,
+  });
+  return {
+    schemaVersion: FEED_SCHEMA_VERSION,
+    edges: page.events.map((e) => ({
+      cursor: page.cursorAfter(e.seq),
+      node: JSON.parse(e.body) as FeedEnvelope,
+    })),
+    pageInfo: { endCursor: page.nextAfter, hasNextPage: page.hasMore },
+  };
+}
+
+/** The full Link of an event, through the request's DataLoader: one query per page. */
+export async function feedEventLink(
+  ctx: GraphQLContext,
+  event: FeedEnvelope,
+): Promise<Link | null> {
+  if (!event.link) return null;
+  const row = await ctx.loaders.linkById.load(event.link.id);
+  return row ? toLink(row, ctx.deps.config.linkBaseUrl) : null;
+}

@@ -1,0 +1,70 @@
+import { newLinkInput } from "../rest/schemas/links.ts";
+import { accessPath, createLink, getLinkByPath, type Link, toLink } from "../services/links.ts";
+import { type LinkMetrics, projectMetricsJson } from "../services/metrics.ts";
+import { authenticateSdk, LINK_ENVIRONMENTS, METRICS_ENVIRONMENTS } from "../services/sdk_auth.ts";
+import type { GraphQLContext } from "./context.ts";
+
+interface RedirectArg {
+  url?: string | null;
+  openAppIfInstalled?: boolean | null;
+}
+
+/** GenerateLinkInput as Pothos hands it over: absent fields are undefined or null. */
+export interface GenerateLinkArgs {
+  title?: string | null;
+  subtitle?: string | null;
+  data?: Record<string, unknown> | null;
+  tags?: string[] | null;
+  image?: string | null;
+  iosCustomRedirect?: RedirectArg | null;
+  androidCustomRedirect?: RedirectArg | null;
+  desktopCustomRedirect?: { url?: string | null } | null;
+  showPreviewIos?: boolean | null;
+  showPreviewAndroid?: boolean | null;
+  trackingCampaign?: string | null;
+  trackingSource?: string | null;
+  trackingMedium?: string | null;
+}
+
+export async function linkByPath(ctx: GraphQLContext, path: string): Promise<Link | null> {
+  const { sql, config } = ctx.deps;
+  const environment = await authenticateSdk(sql, ctx.sdk, LINK_ENVIRONMENTS);
+  const row = await getLinkByPath(sql, environment.id, path);
+  return row ? toLink(row, config.linkBaseUrl) : null;
+}
+
+export async function projectMetrics(ctx: GraphQLContext): Promise<LinkMetrics[]> {
+  const environment = await authenticateSdk(ctx.deps.sql, ctx.sdk, METRICS_ENVIRONMENTS);
+  return JSON.parse(await projectMetricsJson(ctx.deps.sql, environment.id));
+}
+
+const redirect = (r: RedirectArg | null | undefined) =>
+  r == null
+    ? undefined
+    : { url: r.url ?? undefined, open_app_if_installed: r.openAppIfInstalled ?? undefined };
+
+/** The same rules as REST's generate_link, with `data` and `tags` typed rather than strings. */
+export async function generateLink(
+  ctx: GraphQLContext,
+  input: GenerateLinkArgs,
+): Promise<{ url: string; link: Link }> {
+  const { sql, config } = ctx.deps;
+  const environment = await authenticateSdk(sql, ctx.sdk, LINK_ENVIRONMENTS);
+  const parsed = newLinkInput.parse({
+    title: input.title ?? undefined,
+    subtitle: input.subtitle ?? undefined,
+    data: input.data ?? undefined,
+    tags: input.tags ?? undefined,
+    image: input.image ?? undefined,
+    ios_custom_redirect: redirect(input.iosCustomRedirect),
+    android_custom_redirect: redirect(input.androidCustomRedirect),
+    desktop_custom_redirect: redirect(input.desktopCustomRedirect),
+    show_preview_ios: input.showPreviewIos ?? undefined,
+    show_preview_android: input.showPreviewAndroid ?? undefined,
+    tracking_campaign: input.trackingCampaign ?? undefined,
+    tracking_source: input.trackingSource ?? undefined,
+    tracking_medium: input.trackingMedium ?? undefined,
+  });
+  const row = await createLink(sql, environment.id, parsed);
+  return { url: accessPath(config.linkBaseUrl, row.path), link: toLink(row, config.linkBaseUrl) };
+}

@@ -1,0 +1,102 @@
+// The link host's HTML: the preview page and the 404 page. Small, self-contained (inline CSS,
+// no external asset), and every value from a link goes through `escapeHtml`.
+
+const ESCAPES: Record<string, string> = {
+  "&": "&amp;",
+  "<": "&lt;",
+  ">": "&gt;",
+  '"': "&quot;",
+  "'": "&#39;",
+};
+
+export function escapeHtml(value: string): string {
+  return value.replace(/[&<>"']/g, (ch) => ESCAPES[ch]!);
+}
+
+const STYLE = `
+*{box-sizing:border-box}
+body{margin:0;min-height:100vh;display:flex;align-items:center;justify-content:center;
+padding:24px;background:#f4f5f7;color:#1d2129;
+font:16px/1.5 -apple-system,BlinkMacSystemFont,"Segoe UI",Roboto,Helvetica,Arial,sans-serif}
+main{width:100%;max-width:420px;background:#fff;border-radius:16px;overflow:hidden;
+box-shadow:0 8px 30px rgba(0,0,0,.08)}
+img{display:block;width:100%;max-height:260px;object-fit:cover;background:#e9ebee}
+.body{padding:24px}
+h1{margin:0 0 8px;font-size:1.35rem;line-height:1.3;word-wrap:break-word}
+p{margin:0 0 20px;color:#5b6270;word-wrap:break-word}
+a.button{display:block;text-align:center;padding:14px 18px;border-radius:10px;
+background:#2f6fed;color:#fff;font-weight:600;text-decoration:none}
+a.button:active{background:#2559c2}
+.muted{color:#8a909c;font-size:.9rem;margin:0}
+@media (prefers-color-scheme:dark){body{background:#15171c;color:#e8eaed}
+main{background:#1f2229;box-shadow:none}p{color:#aab0bb}}
+`;
+
+function document(head: string, body: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<meta name="robots" content="noindex">
+${head}
+<style>${STYLE}</style>
+</head>
+<body>
+${body}
+</body>
+</html>
+`;
+}
+
+export interface PreviewPage {
+  title: string;
+  subtitle: string;
+  image: string | null;
+  /** The link's own URL (og:url). */
+  url: string;
+  /** Where the button leads; null when the platform has no destination. */
+  destination: string | null;
+}
+
+/** The preview page, with the Open Graph and Twitter card tags crawlers read. */
+export function renderPreviewPage(page: PreviewPage): string {
+  const title = escapeHtml(page.title);
+  const subtitle = escapeHtml(page.subtitle);
+  const image = page.image === null ? null : escapeHtml(page.image);
+  const meta = [
+    `<title>${title || "Shared link"}</title>`,
+    `<meta property="og:type" content="website">`,
+    `<meta property="og:url" content="${escapeHtml(page.url)}">`,
+    `<meta property="og:title" content="${title}">`,
+    `<meta property="og:description" content="${subtitle}">`,
+    image === null ? "" : `<meta property="og:image" content="${image}">`,
+    `<meta name="twitter:card" content="${image === null ? "summary" : "summary_large_image"}">`,
+    `<meta name="twitter:title" content="${title}">`,
+    `<meta name="twitter:description" content="${subtitle}">`,
+    image === null ? "" : `<meta name="twitter:image" content="${image}">`,
+    subtitle ? `<meta name="description" content="${subtitle}">` : "",
+  ].filter((line) => line !== "").join("\n");
+  const action = page.destination === null
+    ? `<p class="muted">There is nothing to open on this device.</p>`
+    : `<a class="button" href="${escapeHtml(page.destination)}" rel="noopener">Continue</a>`;
+  const body = `<main>
+${image === null ? "" : `<img src="${image}" alt="">`}
+<div class="body">
+${title ? `<h1>${title}</h1>` : ""}
+${subtitle ? `<p>${subtitle}</p>` : ""}
+${action}
+</div>
+</main>`;
+  return document(meta, body);
+}
+
+export function renderNotFoundPage(): string {
+  return document(
+    "<title>Link not found</title>",
+    `<main><div class="body">
+<h1>Link not found</h1>
+<p>This link does not exist or is no longer active.</p>
+</div></main>`,
+  );
+}

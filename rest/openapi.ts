@@ -1,0 +1,445 @@
+// GET /openapi.json: OpenAPI 3.1 of every REST path. Written by hand from the contract; the
+// tests check that every route the app serves is described here.
+const json = "application/json";
+const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const error = (description: string) => ({
+  description,
+  content: { [json]: { schema: ref("Error") } },
+});
+const ok = (description: string, schema: unknown, type = json) => ({
+  description,
+  content: { [type]: { schema } },
+});
+const body = (schema: unknown) => ({ required: true, content: { [json]: { schema } } });
+const pathParam = (name: string, schema: unknown = { type: "string" }) => ({
+  name,
+  in: "path",
+  required: true,
+  schema,
+});
+const projectId = pathParam("project_id", { type: "integer" });
+const sdkSecurity = [{ projectKey: [], environment: [] }];
+const adminSecurity = [{ adminToken: [] }];
+const redirect = {
+  type: "object",
+  properties: { url: { type: "string" }, open_app_if_installed: { type: "boolean" } },
+};
+const project = {
+  type: "object",
+  properties: {
+    id: { type: "string", description: "hashid" },
+    name: { type: "string" },
+    enterprise: { type: "boolean" },
+    created_at: { type: "string", format: "date-time" },
+    environments: {
+      type: "object",
+      properties: {
+        production: { type: "object", properties: { project_id: { type: "integer" } } },
+        test: { type: "object", properties: { project_id: { type: "integer" } } },
+      },
+    },
+  },
+};
+
+export const OPENAPI_DOCUMENT = {
+  openapi: "3.1.0",
+  info: {
+    title: "Link and event feed API",
+    version: "1",
+    description: "SDK API ({base_url} = /api/v1/sdk), feed API, instance admin and operations.",
+  },
+  components: {
+    securitySchemes: {
+      projectKey: { type: "apiKey", in: "header", name: "PROJECT-KEY" },
+      environment: { type: "apiKey", in: "header", name: "ENVIRONMENT" },
+      feedToken: { type: "http", scheme: "bearer", description: "est_… feed token" },
+      adminToken: { type: "http", scheme: "bearer", description: "instance ADMIN_TOKEN" },
+    },
+    schemas: {
+      Error: {
+        type: "object",
+        required: ["error"],
+        properties: {
+          error: {
+            type: "object",
+            required: ["status", "code", "message"],
+            properties: {
+              status: { type: "integer" },
+              code: { type: "string" },
+              message: { type: "string" },
+            },
+          },
+        },
+      },
+      Redirect: redirect,
+      Link: {
+        type: "object",
+        properties: {
+          id: { type: "integer" },
+          title: { type: "string" },
+          subtitle: { type: "string" },
+          path: { type: "string" },
+          access_path: { type: "string" },
+          updated_at: { type: "string", format: "date-time" },
+          generated_from_platform: { type: "string" },
+          data: { type: "object" },
+          sdk_generated: { type: "boolean" },
+          tags: { type: "array", items: { type: "string" } },
+          active: { type: "boolean" },
+          tracking_campaign: { type: ["string", "null"] },
+          tracking_source: { type: ["string", "null"] },
+          tracking_medium: { type: ["string", "null"] },
+          show_preview: { type: "boolean" },
+          image: { type: ["string", "null"] },
+          ios_custom_redirect: ref("Redirect"),
+          android_custom_redirect: ref("Redirect"),
+          desktop_custom_redirect: ref("Redirect"),
+        },
+      },
+      LinkMetrics: {
+        type: "object",
+        required: ["id", "name", "path", "total_views"],
+        properties: Object.fromEntries([
+          ["id", { type: "integer" }],
+          ["name", { type: "string" }],
+          ["path", { type: "string" }],
+          ["title", { type: "string" }],
+          ["active", { type: "boolean" }],
+          ["sdk_generated", { type: "boolean" }],
+          ["tags", { type: "array" }],
+          ["tracking_campaign", { type: "string" }],
+          ...[
+            "views",
+            "opens",
+            "installs",
+            "reinstalls",
+            "time_spent",
+            "reactivations",
+            "app_opens",
+            "user_referred",
+            "revenue",
+          ].map((n) => [`total_${n}`, { type: "integer" }]),
+        ]),
+      },
+      FeedEvent: {
+        type: "object",
+        required: ["schema_version", "id", "type", "occurred_at", "project"],
+        additionalProperties: true,
+        properties: {
+          schema_version: { type: "integer", const: 1 },
+          id: { type: "string" },
+          type: { type: "string" },
+          name: { type: "string" },
+          occurred_at: { type: "string", format: "date-time" },
+          project: {
+            type: "object",
+            properties: { id: { type: "string" }, test: { type: "boolean" } },
+          },
+          device: { type: "object" },
+          user: { type: "object" },
+          link: {
+            type: "object",
+            properties: {
+              id: { type: "integer" },
+              path: { type: "string" },
+              access_path: { type: "string" },
+            },
+          },
+          attribution: { type: "object" },
+          geo: { type: "object", properties: { country: { type: "string" } } },
+          purchase: {
+            type: "object",
+            properties: {
+              transaction_id: { type: "string" },
+              version: { type: "integer" },
+              amount: { type: "integer" },
+              currency: { type: "string" },
+              product_id: { type: "string" },
+              store: { type: "string" },
+            },
+          },
+        },
+      },
+      Project: project,
+    },
+  },
+  paths: {
+    "/api/v1/sdk/generate_link": {
+      post: {
+        summary: "Generate a link",
+        security: sdkSecurity,
+        requestBody: body({
+          type: "object",
+          properties: {
+            title: { type: "string" },
+            subtitle: { type: "string" },
+            image: { type: "string" },
+            data: { type: "string", description: "stringified JSON object" },
+            tags: { type: "string", description: "stringified JSON array" },
+            ios_custom_redirect: redirect,
+            android_custom_redirect: redirect,
+            desktop_custom_redirect: redirect,
+            show_preview_ios: { type: "boolean" },
+            show_preview_android: { type: "boolean" },
+            tracking_campaign: { type: "string" },
+            tracking_source: { type: "string" },
+            tracking_medium: { type: "string" },
+          },
+        }),
+        responses: {
+          200: ok("The link", { type: "object", properties: { link: { type: "string" } } }),
+          400: error("Malformed JSON, a field of the wrong shape, or a bad ENVIRONMENT"),
+          401: error("PROJECT-KEY missing or unknown"),
+        },
+      },
+    },
+    "/api/v1/sdk/link/{link_path}": {
+      get: {
+        summary: "Get link details",
+        security: sdkSecurity,
+        parameters: [pathParam("link_path")],
+        responses: {
+          200: ok("The link", { type: "object", properties: { link: ref("Link") } }),
+          400: error("Bad ENVIRONMENT"),
+          401: error("PROJECT-KEY missing or unknown"),
+          404: error("No such link in this environment"),
+        },
+      },
+    },
+    "/api/v1/sdk/metrics_for_project": {
+      get: {
+        summary: "Lifetime metrics of the active links, by views",
+        security: sdkSecurity,
+        responses: {
+          200: ok("Metrics", { type: "array", items: ref("LinkMetrics") }),
+          400: error("ENVIRONMENT is not production or test"),
+          401: error("PROJECT-KEY missing or unknown"),
+        },
+      },
+    },
+    "/api/v1/sdk/events": {
+      post: {
+        summary: "Ingest app events (1–1000 a batch, all or nothing)",
+        security: sdkSecurity,
+        requestBody: body({
+          type: "object",
+          required: ["events"],
+          properties: { events: { type: "array", minItems: 1, maxItems: 1000 } },
+        }),
+        responses: {
+          202: ok("Stored", {
+            type: "object",
+            properties: { accepted: { type: "integer" }, duplicates: { type: "integer" } },
+          }),
+          400: error("An invalid event (the message names index and field)"),
+          401: error("PROJECT-KEY missing or unknown"),
+          413: error("Body over 1 MiB"),
+        },
+      },
+    },
+    "/api/v1/projects/{project_id}/event_stream": {
+      get: {
+        summary: "Read the event feed",
+        security: [{ feedToken: [] }],
+        parameters: [
+          projectId,
+          { name: "after", in: "query", schema: { type: "string" } },
+          { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 1000 } },
+          {
+            name: "event_types[]",
+            in: "query",
+            schema: { type: "array", items: { type: "string" } },
+            style: "form",
+            explode: true,
+          },
+        ],
+        responses: {
+          200: ok("A feed page", {
+            type: "object",
+            required: ["schema_version", "events", "next_after"],
+            properties: {
+              schema_version: { type: "integer" },
+              events: { type: "array", items: ref("FeedEvent") },
+              next_after: { type: "string" },
+            },
+          }),
+          400: error("Bad cursor, limit or event type"),
+          401: error("Token missing, unknown or revoked"),
+          402: error("No Enterprise access"),
+          403: error("Token not of this project_id"),
+          503: error("Over 120 requests a minute (Retry-After) or unavailable"),
+        },
+      },
+    },
+    "/api/v1/admin/projects": {
+      post: {
+        summary: "Create a project (its key is shown once)",
+        security: adminSecurity,
+        requestBody: body({
+          type: "object",
+          required: ["name"],
+          properties: { name: { type: "string" }, enterprise: { type: "boolean" } },
+        }),
+        responses: {
+          201: ok("Created", { type: "object", properties: { project: ref("Project") } }),
+          400: error("Invalid body"),
+          401: error("Admin token missing or wrong"),
+        },
+      },
+    },
+    "/api/v1/admin/projects/{hashid}": {
+      get: {
+        summary: "Read a project",
+        security: adminSecurity,
+        parameters: [pathParam("hashid")],
+        responses: {
+          200: ok("The project", { type: "object", properties: { project: ref("Project") } }),
+          401: error("Admin token missing or wrong"),
+          404: error("No such project"),
+        },
+      },
+      patch: {
+        summary: "Rename, grant or withdraw Enterprise",
+        security: adminSecurity,
+        parameters: [pathParam("hashid")],
+        requestBody: body({
+          type: "object",
+          properties: { name: { type: "string" }, enterprise: { type: "boolean" } },
+        }),
+        responses: {
+          200: ok("The project", { type: "object", properties: { project: ref("Project") } }),
+          400: error("Invalid body"),
+          401: error("Admin token missing or wrong"),
+          404: error("No such project"),
+        },
+      },
+    },
+    "/api/v1/admin/projects/{hashid}/regenerate_key": {
+      post: {
+        summary: "Replace the project key (the old one stops at once)",
+        security: adminSecurity,
+        parameters: [pathParam("hashid")],
+        responses: {
+          200: ok("The new key", {
+            type: "object",
+            properties: { project_key: { type: "string" } },
+          }),
+          401: error("Admin token missing or wrong"),
+          404: error("No such project"),
+        },
+      },
+    },
+    "/api/v1/projects/{project_id}/event_stream_tokens": {
+      post: {
+        summary: "Create a feed token (its value is shown once; starts capture)",
+        security: adminSecurity,
+        parameters: [projectId],
+        requestBody: body({
+          type: "object",
+          required: ["name"],
+          properties: { name: { type: "string" } },
+        }),
+        responses: {
+          201: ok("Created", { type: "object", properties: { token: { type: "object" } } }),
+          400: error("Invalid body"),
+          401: error("Admin token missing or wrong"),
+          402: error("No Enterprise access"),
+          404: error("No such project_id"),
+        },
+      },
+      get: {
+        summary: "List active feed tokens",
+        security: adminSecurity,
+        parameters: [projectId],
+        responses: {
+          200: ok("Tokens", { type: "object", properties: { tokens: { type: "array" } } }),
+          401: error("Admin token missing or wrong"),
+          404: error("No such project_id"),
+        },
+      },
+    },
+    "/api/v1/projects/{project_id}/event_stream_tokens/{token_id}": {
+      delete: {
+        summary: "Revoke a feed token",
+        security: adminSecurity,
+        parameters: [projectId, pathParam("token_id", { type: "integer" })],
+        responses: {
+          204: { description: "Revoked" },
+          401: error("Admin token missing or wrong"),
+          404: error("No such token"),
+        },
+      },
+    },
+    "/api/v1/projects/{project_id}/destinations": {
+      post: {
+        summary: "Register a destination (starts capture)",
+        security: adminSecurity,
+        parameters: [projectId],
+        requestBody: body({
+          type: "object",
+          required: ["url"],
+          properties: { url: { type: "string" } },
+        }),
+        responses: {
+          201: ok("Created", { type: "object", properties: { destination: { type: "object" } } }),
+          400: error("Invalid body"),
+          401: error("Admin token missing or wrong"),
+          404: error("No such project_id"),
+        },
+      },
+    },
+    "/api/v1/projects/{project_id}/destinations/{destination_id}": {
+      delete: {
+        summary: "Delete a destination",
+        security: adminSecurity,
+        parameters: [projectId, pathParam("destination_id", { type: "integer" })],
+        responses: {
+          204: { description: "Deleted" },
+          401: error("Admin token missing or wrong"),
+          404: error("No such destination"),
+        },
+      },
+    },
+    "/api/v1/projects/{project_id}/links/{link_path}": {
+      patch: {
+        summary: "Activate or deactivate a link",
+        security: adminSecurity,
+        parameters: [projectId, pathParam("link_path")],
+        requestBody: body({
+          type: "object",
+          required: ["active"],
+          properties: { active: { type: "boolean" } },
+        }),
+        responses: {
+          200: ok("The link", { type: "object", properties: { link: ref("Link") } }),
+          400: error("Invalid body"),
+          401: error("Admin token missing or wrong"),
+          404: error("No such link"),
+        },
+      },
+    },
+    "/healthz": {
+      get: { summary: "The process answers", responses: { 200: { description: "ok" } } },
+    },
+    "/readyz": {
+      get: {
+        summary: "The database answers",
+        responses: { 200: { description: "ready" }, 503: error("Database unreachable") },
+      },
+    },
+    "/openapi.json": {
+      get: { summary: "This document", responses: { 200: { description: "OpenAPI 3.1" } } },
+    },
+    "/{path}": {
+      get: {
+        summary: "The link host: redirect or preview page",
+        parameters: [pathParam("path")],
+        responses: {
+          200: ok("Preview page", { type: "string" }, "text/html"),
+          302: { description: "Redirect to the platform's destination" },
+          404: ok("Unknown or deactivated link", { type: "string" }, "text/html"),
+        },
+      },
+    },
+  },
+};

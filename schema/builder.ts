@@ -1,0 +1,28 @@
+import SchemaBuilder from "@pothos/core";
+import {
+  DateTimeResolver,
+  JSONObjectResolver,
+  JSONResolver,
+  SafeIntResolver,
+} from "graphql-scalars";
+import type { GraphQLContext } from "../resolvers/context.ts";
+
+export const builder = new SchemaBuilder<{
+  Context: GraphQLContext;
+  DefaultFieldNullability: false;
+  Scalars: {
+    DateTime: { Input: Date; Output: Date | string };
+    JSON: { Input: unknown; Output: unknown };
+    JSONObject: { Input: Record<string, unknown>; Output: Record<string, unknown> };
+    /** Totals and amounts: integers beyond Int's 32 bits, up to 2^53 - 1. */
+    SafeInt: { Input: number; Output: number };
+  };
+}>({ defaultFieldNullability: false });
+
+builder.addScalarType("DateTime", DateTimeResolver);
+builder.addScalarType("JSON", JSONResolver);
+builder.addScalarType("JSONObject", JSONObjectResolver);
+builder.addScalarType("SafeInt", SafeIntResolver);
+
+builder.queryType({});
+builder.mutationType({});

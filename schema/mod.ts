@@ -1,0 +1,7 @@
+// Loads every type module; the order does not matter to Pothos.
+import { builder } from "./builder.ts";
+import "./link.ts";
+import "./metrics.ts";
+import "./feed.ts";
+
+export const schema = builder.toSchema();

@@ -1,0 +1,212 @@
+// Reading the captured event feed: one page after a cursor, for REST and GraphQL alike.
+import type { Config } from "../config.ts";
+import type { Db, Sql } from "../db/connect.ts";
+import type { Clock } from "./clock.ts";
+import { ApiError } from "./errors.ts";
+import { authenticateFeedToken, authorizeFeedRead, touchFeedToken } from "./feed_auth.ts";
+import { decodeCursor, encodeCursor, type FeedPosition } from "./feed_cursor.ts";
+import { feedRetentionCutoff } from "./feed_retention.ts";
+import { assertUnderRateLimit, recordRateHit } from "./rate_limit.ts";
+
+export const FEED_SCHEMA_VERSION = 1;
+export const FEED_EVENT_TYPES = [
+  "view",
+  "open",
+  "install",
+  "reinstall",
+  "reactivation",
+  "app_open",
+  "user_referred",
+  "session",
+  "purchase",
+  "custom",
+] as const;
+export const DEFAULT_FEED_LIMIT = 100;
+export const MAX_FEED_LIMIT = 1000;
+
+const KNOWN_TYPES: ReadonlySet<string> = new Set(FEED_EVENT_TYPES);
+
+export interface FeedDeps {
+  clock: Clock;
+  cursorSecret: string;
+  config: Pick<Config, "feedRateLimit">;
+}
+
+export interface FeedReadInput {
+  /** The bearer token as presented (see bearerToken), or null when none was. */
+  token: string | null;
+  /** The numeric project_id of the path, as written. */
+  projectId: string;
+  /** REST passes the query string's text, GraphQL its Int; undefined means the default. */
+  limit?: string | number | undefined;
+  /** undefined (or empty) means every type. */
+  eventTypes?: readonly string[] | undefined;
+  after?: string | undefined;
+}
+
+/** One captured event: its envelope exactly as stored, and its place in the feed. */
+export interface FeedPageEvent {
+  seq: string;
+  body: string;
+}
+
+export interface FeedPage {
+  events: FeedPageEvent[];
+  /** The cursor after the last event; on an empty page, the cursor of the same position. */
+  nextAfter: string;
+  /** More events were available right now beyond this page. */
+  hasMore: boolean;
+  /** The cursor right after one of this page's events (GraphQL edge cursors). */
+  cursorAfter(seq: string): string;
+}
+
+interface FeedQuery {
+  limit: number;
+  eventTypes: string[];
+  after: FeedPosition | null;
+}
+
+/**
+ * Authenticates, authorises, rate-limits and reads one page. The checks answer in the
+ * contract's order: 401, 403, 402, 503, then 400 for limit, event_types[] and after. A request
+ * rejected by any of them changes nothing: the rate-limit hit and last-used stamp are written
+ * in one transaction that a rejection rolls back.
+ */
+export async function readFeedPage(
+  sql: Sql,
+  deps: FeedDeps,
+  input: FeedReadInput,
+): Promise<FeedPage> {
+  const now = deps.clock.now();
+  const { environmentId, query } = await sql.begin(async (tx) => {
+    const reader = await authenticateFeedToken(tx, input.token);
+    authorizeFeedRead(reader, input.projectId);
+    await assertUnderRateLimit(tx, reader.tokenId, now, deps.config.feedRateLimit);
+    const query = parseFeedQuery(deps.cursorSecret, reader.environmentId, input);
+    await recordRateHit(tx, reader.tokenId, now);
+    await touchFeedToken(tx, reader.tokenId, now);
+    return { environmentId: reader.environmentId, query };
+  });
+  // One snapshot for the capture epoch and the events, so both describe the same feed.
+  return await sql.begin(
+    "isolation level repeatable read read only",
+    (tx) => selectPage(tx, deps.cursorSecret, environmentId, query, now),
+  );
+}
+
+/** Validates the query parameters (in the contract's order) against the token's environment. */
+function parseFeedQuery(secret: string, environmentId: number, input: FeedReadInput): FeedQuery {
+  const limit = parseLimit(input.limit);
+  const eventTypes = normaliseEventTypes(input.eventTypes ?? []);
+  if (input.after === undefined) return { limit, eventTypes, after: null };
+  const after = decodeCursor(secret, input.after);
+  if (
+    !after || after.environmentId !== environmentId ||
+    after.eventTypes.join(",") !== eventTypes.join(",")
+  ) {
+    throw new ApiError(
+      "bad_cursor",
+      "after is not a cursor issued for this project and filter set; " +
+        "send the saved next_after unchanged, or omit after to reread the retained events",
+    );
+  }
+  return { limit, eventTypes, after };
+}
+
+function parseLimit(raw: string | number | undefined): number {
+  if (raw === undefined) return DEFAULT_FEED_LIMIT;
+  const n = typeof raw === "number" ? raw : /^[0-9]{1,7}$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isInteger(n) || n < 1 || n > MAX_FEED_LIMIT) {
+    throw new ApiError("invalid_limit", `limit must be an integer from 1 to ${MAX_FEED_LIMIT}`);
+  }
+  return n;
+}
+
+/** Sorted and deduplicated; every known type at once is the same as no filter. */
+function normaliseEventTypes(raw: readonly string[]): string[] {
+  for (const type of raw) {
+    if (!KNOWN_TYPES.has(type)) {
+      throw new ApiError(
+        "invalid_event_type",
+        `event_types[] must be among ${FEED_EVENT_TYPES.join(", ")}`,
+      );
+    }
+  }
+  const types = [...new Set(raw)].sort();
+  return types.length === KNOWN_TYPES.size ? [] : types;
+}
+
+interface EventRow {
+  seq: string;
+  body: string;
+}
+
+/**
+ * Arrival order that never skips: pages go by `seq`, and services/feed_capture.ts's
+ * captureEvents numbers events under the environment row's lock, so per environment commit
+ * order is seq order. Once a reader has seen seq n, no event with a smaller seq can still
+ * become visible, and "seq > cursor" never passes over an event that commits later.
+ *
+ * The cost follows the page, not the history: the unfiltered read walks the primary key
+ * (environment_id, seq) from the cursor; a filtered one walks (environment_id, type, seq) once
+ * per requested type, each stopping at limit + 1 rows, and merges. Events older than the
+ * retention window are skipped here and purged by services/feed_retention.ts.
+ */
+async function selectPage(
+  tx: Db,
+  secret: string,
+  environmentId: number,
+  query: FeedQuery,
+  now: Date,
+): Promise<FeedPage> {
+  const [env] = await tx<{ epoch: string | null }[]>`
+    select (extract(epoch from capture_started_at) * 1000000)::bigint as epoch
+    from environments where id = ${environmentId}
+  `;
+  const epoch = env?.epoch ?? "";
+  // A cursor of an earlier capture (all tokens and destinations were removed since) reads the
+  // current capture from its start instead of skipping it.
+  const from = query.after?.epoch === epoch ? query.after.seq : "0";
+  const cutoff = feedRetentionCutoff(now);
+  const take = query.limit + 1;
+  const rows = query.eventTypes.length === 0
+    ? await tx<EventRow[]>`
+      select seq, body from feed_events
+      where environment_id = ${environmentId} and seq > ${from}::bigint
+        and received_at >= ${cutoff}
+      order by seq
+      limit ${take}
+    `
+    : await tx<EventRow[]>`
+      select page.seq, page.body
+      from unnest(${query.eventTypes}::text[]) as t(type)
+        cross join lateral (
+          select f.seq, f.body from feed_events f
+          where f.environment_id = ${environmentId} and f.type = t.type
+            and f.seq > ${from}::bigint and f.received_at >= ${cutoff}
+          order by f.seq
+          limit ${take}
+        ) page
+      order by page.seq
+      limit ${take}
+    `;
+  const events = rows.slice(0, query.limit);
+  const cursorAfter = (seq: string) =>
+    encodeCursor(secret, { environmentId, epoch, eventTypes: query.eventTypes, seq });
+  return {
+    events,
+    nextAfter: cursorAfter(events.at(-1)?.seq ?? from),
+    hasMore: rows.length > query.limit,
+    cursorAfter,
+  };
+}
+
+/** The REST answer, assembled from the stored envelopes without parsing them. */
+export function feedPageJson(page: FeedPage): string {
+  let out = `{"schema_version":${FEED_SCHEMA_VERSION},"events":[`;
+  for (let i = 0; i < page.events.length; i++) {
+    if (i > 0) out += ",";
+    out += page.events[i]!.body;
+  }
+  return `${out}],"next_after":${JSON.stringify(page.nextAfter)}}`;
+}

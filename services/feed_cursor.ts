@@ -1,0 +1,70 @@
+// The feed's continuation cursor: a signed position, opaque to clients.
+//
+// Format: `v1.<payload>.<mac>`, both base64url. The payload is the JSON array
+// [environment id, capture epoch, last seq, filter set]; the MAC is HMAC-SHA256 over
+// `v1.<payload>` with the instance's cursor secret. Nothing about the client is stored: any
+// instance sharing the secret continues from a cursor, also after a restart.
+import { createHmac, timingSafeEqual } from "node:crypto";
+
+const VERSION = "v1";
+/** Well above any real cursor (a filter set of every type is under 300 characters). */
+const MAX_CURSOR_LENGTH = 1024;
+const CURSOR_PATTERN = /^v1\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{43})$/;
+const DECIMAL = /^(0|[1-9][0-9]{0,18})$/;
+
+/** Where a reader stands in one environment's feed, for one filter set. */
+export interface FeedPosition {
+  environmentId: number;
+  /**
+   * The capture epoch (capture_started_at in microseconds, decimal; "" while not capturing).
+   * A cursor of an earlier capture reads the current one from its start, so a revoke-all and
+   * restart never makes an old cursor skip the fresh feed.
+   */
+  epoch: string;
+  /** The normalised filter set (sorted, deduplicated); empty means every type. */
+  eventTypes: readonly string[];
+  /** The last seq delivered, decimal; "0" before the first event. */
+  seq: string;
+}
+
+function mac(secret: string, signed: string): Buffer {
+  return createHmac("sha256", secret).update(signed).digest();
+}
+
+export function encodeCursor(secret: string, position: FeedPosition): string {
+  const payload = Buffer.from(
+    JSON.stringify([position.environmentId, position.epoch, position.seq, position.eventTypes]),
+  ).toString("base64url");
+  const signed = `${VERSION}.${payload}`;
+  return `${signed}.${mac(secret, signed).toString("base64url")}`;
+}
+
+/** The position a cursor carries, or null for anything this instance's secret did not sign. */
+export function decodeCursor(secret: string, cursor: string): FeedPosition | null {
+  if (cursor.length > MAX_CURSOR_LENGTH) return null;
+  const match = CURSOR_PATTERN.exec(cursor);
+  if (!match) return null;
+  const [, payload, presented] = match as unknown as [string, string, string];
+  const expected = mac(secret, `${VERSION}.${payload}`);
+  const given = Buffer.from(presented, "base64url");
+  if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(payload, "base64url").toString("utf8"));
+  } catch {
+    return null;
+  }
+  return toPosition(value);
+}
+
+// Signed payloads were written by encodeCursor, but a secret shared with an older or newer
+// build is no reason to trust their shape.
+function toPosition(value: unknown): FeedPosition | null {
+  if (!Array.isArray(value) || value.length !== 4) return null;
+  const [environmentId, epoch, seq, eventTypes] = value as unknown[];
+  if (typeof environmentId !== "number" || !Number.isSafeInteger(environmentId)) return null;
+  if (typeof epoch !== "string" || (epoch !== "" && !DECIMAL.test(epoch))) return null;
+  if (typeof seq !== "string" || !DECIMAL.test(seq)) return null;
+  if (!Array.isArray(eventTypes) || !eventTypes.every((t) => typeof t === "string")) return null;
+  return { environmentId, epoch, seq, eventTypes: eventTypes as string[] };
+}
