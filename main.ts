@@ -7,6 +7,7 @@ import { systemClock } from "./services/clock.ts";
 import { startBackgroundJobs } from "./services/jobs.ts";
 import { createLogger, describeError } from "./services/log.ts";
 import { resolveCursorSecret } from "./services/settings.ts";
+import { ViewRecorder } from "./services/view_recorder.ts";
 
 function fail(message: string): never {
   // deno-lint-ignore no-console
@@ -44,6 +45,7 @@ const deps = {
   logger,
   adminTokenHash: admin.hash,
   cursorSecret: await resolveCursorSecret(db.sql, config.cursorSecret),
+  views: new ViewRecorder(db.sql, { clock: systemClock, linkBaseUrl: config.linkBaseUrl, logger }),
 };
 const app = createApp(deps);
 const jobs = startBackgroundJobs(deps);
@@ -63,6 +65,7 @@ async function shutdown(signal: string) {
   stopping = true;
   logger.info("shutting down", { signal });
   await server.shutdown();
+  await deps.views.flush();
   await jobs.stop();
   await db.close();
   Deno.exit(0);

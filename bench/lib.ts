@@ -8,6 +8,7 @@ import { createApp } from "../rest/app.ts";
 import { systemClock } from "../services/clock.ts";
 import { createLogger } from "../services/log.ts";
 import { hashSecret } from "../services/secrets.ts";
+import { ViewRecorder } from "../services/view_recorder.ts";
 
 export const ADMIN_TOKEN = "bench-admin-token-0123456789";
 export const CURSOR_SECRET = "bench-cursor-secret-0123456789abcdefghijkl";
@@ -70,13 +71,15 @@ export function serveService(sql: Sql, env: Record<string, string> = {}): Served
     FEED_RATE_LIMIT: "100000000",
     ...env,
   });
+  const logger = createLogger("info", () => {});
   const app = createApp({
     sql,
     config,
     clock: systemClock,
-    logger: createLogger("info", () => {}),
+    logger,
     adminTokenHash: hashSecret(ADMIN_TOKEN),
     cursorSecret: CURSOR_SECRET,
+    views: new ViewRecorder(sql, { clock: systemClock, linkBaseUrl: config.linkBaseUrl, logger }),
   });
   return serve(app.fetch);
 }

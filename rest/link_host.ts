@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import type { Context } from "hono";
 import { describeError } from "../services/log.ts";
-import { decideHit, detectPlatform, isPreviewCrawler, recordView } from "../services/link_host.ts";
+import { decideHit, detectPlatform, isPreviewCrawler } from "../services/link_host.ts";
 import { accessPath, getHostedLink } from "../services/links.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";
 import { renderNotFoundPage, renderPreviewPage } from "./link_host_html.ts";
@@ -25,7 +25,7 @@ function html(c: Context<AppEnv>, body: string, status: 200 | 404): Response {
 
 /** The link host: GET/HEAD /<path> on the service's root. Mounted last. */
 export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
-  const { sql, config, clock, logger } = deps;
+  const { sql, config } = deps;
   const app = new Hono<AppEnv>();
 
   // GET /:path – redirect to the platform's destination or show the preview page; HEAD (which
@@ -41,12 +41,8 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
     const crawler = isPreviewCrawler(userAgent);
     const hit = decideHit(link, platform, crawler);
 
-    if (!crawler && c.req.method === "GET") {
-      // A lost view must not cost the visitor the link: log it and answer anyway.
-      await recordView(sql, { clock, linkBaseUrl: config.linkBaseUrl }, link, platform).catch(
-        (err) => logger.error("view not recorded", { path, ...describeError(err) }),
-      );
-    }
+    // Recorded behind the response (services/view_recorder.ts): the visitor never waits for it.
+    if (!crawler && c.req.method === "GET") deps.views.record(link, platform);
     if (hit.action === "redirect") {
       return c.body(null, 302, { Location: hit.url, "Cache-Control": "no-store" });
     }

@@ -418,6 +418,40 @@ export const OPENAPI_DOCUMENT = {
         },
       },
     },
+    "/api/v1/projects/{project_id}/export": {
+      get: {
+        summary: "Stream the environment's analytics history as NDJSON (at most 31 days)",
+        security: adminSecurity,
+        parameters: [
+          projectId,
+          {
+            name: "from",
+            in: "query",
+            required: true,
+            schema: { type: "string", format: "date-time" },
+          },
+          {
+            name: "to",
+            in: "query",
+            required: true,
+            schema: { type: "string", format: "date-time" },
+          },
+          {
+            name: "event_types[]",
+            in: "query",
+            schema: { type: "array", items: { type: "string" } },
+            style: "form",
+            explode: true,
+          },
+        ],
+        responses: {
+          200: ok("One feed-event envelope a line", ref("FeedEvent"), "application/x-ndjson"),
+          400: error("Bad from/to or event type"),
+          401: error("Admin token missing or wrong"),
+          404: error("No such project_id"),
+        },
+      },
+    },
     "/healthz": {
       get: { summary: "The process answers", responses: { 200: { description: "ok" } } },
     },

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import type { Context } from "hono";
 import type { EnvironmentKind } from "../services/projects.ts";
 import { recordEvents } from "../services/events.ts";
-import { accessPath, createLink, getLinkByPathOrThrow, toLink } from "../services/links.ts";
+import { accessPath, createLink, getLinkForSdkOrThrow, toLink } from "../services/links.ts";
 import { projectMetricsJson } from "../services/metrics.ts";
 import { authenticateSdk, LINK_ENVIRONMENTS, METRICS_ENVIRONMENTS } from "../services/sdk_auth.ts";
 import { readBody, readJson } from "./body.ts";
@@ -30,8 +30,10 @@ export function sdkRoutes(deps: AppDeps): Hono<AppEnv> {
 
   // GET /api/v1/sdk/link/:link_path – one link of the environment, active or not
   app.get("/link/:link_path", async (c) => {
-    const environment = await authenticate(c, LINK_ENVIRONMENTS);
-    const row = await getLinkByPathOrThrow(sql, environment.id, c.req.param("link_path"));
+    const row = await getLinkForSdkOrThrow(sql, {
+      projectKey: c.req.header("PROJECT-KEY"),
+      environment: c.req.header("ENVIRONMENT"),
+    }, c.req.param("link_path"));
     return c.json({ link: toLink(row, config.linkBaseUrl) });
   });
 

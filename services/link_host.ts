@@ -1,9 +1,6 @@
 // What the link host does with a hit: which platform asks, whether it is a preview crawler,
-// whether to redirect or show the preview page, and recording the view.
-import type { Sql } from "../db/connect.ts";
-import type { Clock } from "./clock.ts";
-import { recordEvents } from "./events.ts";
-import { type HostedLink, isHttpUrl, type Redirect } from "./links.ts";
+// and whether to redirect or show the preview page. Views are recorded by view_recorder.ts.
+import { isHttpUrl, type LinkRow, type Redirect } from "./links.ts";
 
 export type Platform = "ios" | "android" | "desktop";
 
@@ -36,7 +33,7 @@ function redirectUrl(redirect: Redirect | null | undefined): string | null {
  * crawler) the answer is the preview page, linking to the platform's destination if it has one.
  * `open_app_if_installed` needs the app SDK on the device; the web host cannot act on it.
  */
-export function decideHit(link: HostedLink, platform: Platform, crawler: boolean): LinkHit {
+export function decideHit(link: LinkRow, platform: Platform, crawler: boolean): LinkHit {
   const redirect = platform === "ios"
     ? link.ios_custom_redirect
     : platform === "android"
@@ -50,27 +47,4 @@ export function decideHit(link: HostedLink, platform: Platform, crawler: boolean
     : false;
   if (destination && !preview && !crawler) return { action: "redirect", url: destination };
   return { action: "page", destination };
-}
-
-/** Records one `view` of the link in the link's own environment, through recordEvents. */
-export async function recordView(
-  sql: Sql,
-  deps: { clock: Clock; linkBaseUrl: string },
-  link: HostedLink,
-  platform: Platform,
-): Promise<void> {
-  await recordEvents(
-    sql,
-    {
-      environment: {
-        id: link.environment_id,
-        kind: link.environment_kind,
-        hashid: link.project_hashid,
-      },
-      clock: deps.clock,
-      linkBaseUrl: deps.linkBaseUrl,
-    },
-    [{ type: "view", occurred_at: deps.clock.now(), link_path: link.path, device: { platform } }],
-    [{ id: link.id, path: link.path }],
-  );
 }

@@ -21,9 +21,14 @@ export const METRICS_ENVIRONMENTS: ReadonlyMap<string, EnvironmentKind> = new Ma
  * not one of `allowed`). A wrong key therefore learns nothing about ENVIRONMENT, and a right
  * key with a wrong ENVIRONMENT costs the same single query.
  */
+export interface SdkHeaders {
+  projectKey: string | null | undefined;
+  environment: string | null | undefined;
+}
+
 export async function authenticateSdk(
   db: Db,
-  headers: { projectKey: string | null | undefined; environment: string | null | undefined },
+  headers: SdkHeaders,
   allowed: ReadonlyMap<string, EnvironmentKind>,
 ): Promise<Environment> {
   const kind = headers.environment == null ? undefined : allowed.get(headers.environment);

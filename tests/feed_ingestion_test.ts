@@ -73,6 +73,7 @@ Deno.test("a link-host view is a view event in the feed; the test environment's 
     headers: { "User-Agent": "Mozilla/5.0 (X11; Linux x86_64) Firefox/130.0" },
   });
   assert.ok(hit.status === 200 || hit.status === 302, `link host answered ${hit.status}`);
+  await srv.views.flush();
   await ingest(srv.url, p.key, "development", [
     { type: "app_open", occurred_at: occurredAt(), link_path: path },
   ]);

@@ -49,6 +49,7 @@ function hit(path: string, userAgent: string, method = "GET") {
 }
 
 async function views(path: string, env: "production" | "test" = "production") {
+  await srv.views.flush();
   return (await linkMetrics(srv.url, project.key, path, env)).total_views;
 }
 
@@ -246,6 +247,7 @@ Deno.test("a human view is recorded as a view event in the link's environment an
   await createFeedToken(srv.url, p.testId);
   const path = await generateLink(srv.url, p.key, "development", { title: "Dev link" });
   assert.equal((await hit(path, UA.android)).status, 200);
+  await srv.views.flush();
   const rows = await srv.sql<{ type: string; link_id: number; body: string; received_at: Date }[]>`
     select type, link_id, body, received_at from analytics_events where environment_id = ${p.testId}
   `;

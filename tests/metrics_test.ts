@@ -125,6 +125,7 @@ Deno.test("metrics: each human link-host view adds one to total_views; crawlers 
     200,
   );
   assert.equal((await get("Mozilla/5.0 (Android 14)", "HEAD")).status, 200);
+  await srv.views.flush();
   assertTotals(await linkMetrics(srv.url, project.key, path), { total_views: 2 });
 });
 

@@ -5,19 +5,22 @@ import { createApp } from "../rest/app.ts";
 import { ManualClock } from "../services/clock.ts";
 import { createLogger } from "../services/log.ts";
 import { hashSecret } from "../services/secrets.ts";
+import { ViewRecorder } from "../services/view_recorder.ts";
 import { ADMIN_TOKEN, adminHeaders, call } from "./helpers/server.ts";
 
 Deno.test("with the database down, requests answer 503 unavailable, never 500, and say why in the log", async () => {
   // Nothing listens on port 1: every query fails to connect.
   const sql = connect("postgres://postgres@127.0.0.1:1/none", 1);
   const lines: string[] = [];
+  const logger = createLogger("info", (l) => lines.push(l));
   const app = createApp({
     sql,
     config: resolveConfig({ DATABASE_URL: "postgres://x/y", ADMIN_TOKEN }),
     clock: new ManualClock(),
-    logger: createLogger("info", (l) => lines.push(l)),
+    logger,
     adminTokenHash: hashSecret(ADMIN_TOKEN),
     cursorSecret: "x".repeat(32),
+    views: new ViewRecorder(sql, { clock: new ManualClock(), linkBaseUrl: "http://x", logger }),
   });
   const controller = new AbortController();
   const server = Deno.serve(

@@ -5,6 +5,7 @@ import { createApp } from "../../rest/app.ts";
 import { ManualClock } from "../../services/clock.ts";
 import { silentLogger } from "../../services/log.ts";
 import { hashSecret } from "../../services/secrets.ts";
+import { ViewRecorder } from "../../services/view_recorder.ts";
 import { createTestDatabase, type TestDatabase } from "./database.ts";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789";
@@ -16,6 +17,8 @@ export interface TestServer {
   sql: Sql;
   clock: ManualClock;
   config: Config;
+  /** Link-host views are written behind the response: flush before counting them. */
+  views: ViewRecorder;
   close(): Promise<void>;
 }
 
@@ -39,6 +42,11 @@ export function serveApp(
   });
   const clock = options.clock ?? new ManualClock(new Date());
   const sql = options.sql ?? db.pool();
+  const views = new ViewRecorder(sql, {
+    clock,
+    linkBaseUrl: config.linkBaseUrl,
+    logger: silentLogger,
+  });
   const app = createApp({
     sql,
     config,
@@ -46,6 +54,7 @@ export function serveApp(
     logger: silentLogger,
     adminTokenHash: hashSecret(ADMIN_TOKEN),
     cursorSecret: config.cursorSecret ?? CURSOR_SECRET,
+    views,
   });
   const controller = new AbortController();
   const server = Deno.serve({
@@ -59,9 +68,11 @@ export function serveApp(
     sql,
     clock,
     config,
+    views,
     async close() {
       controller.abort();
       await server.finished;
+      await views.flush();
     },
   };
 }

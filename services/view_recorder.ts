@@ -1,0 +1,97 @@
+import type { Sql } from "../db/connect.ts";
+import type { Clock } from "./clock.ts";
+import { type EventEnvironment, recordEvents } from "./events.ts";
+import type { LinkRow } from "./links.ts";
+import type { Logger } from "./log.ts";
+import { describeError } from "./log.ts";
+import { getEnvironmentOrThrow } from "./projects.ts";
+
+interface PendingView {
+  link: LinkRow;
+  platform: string;
+  at: Date;
+}
+
+/** Views buffered at most, should the database stay away: beyond it the oldest are dropped. */
+const MAX_PENDING = 100_000;
+const MAX_BATCH = 1000;
+const RETRY_MS = 1000;
+
+/**
+ * Records link-host views behind the response. A redirect answers as soon as its link is read;
+ * its view joins a queue that one writer drains through recordEvents, each pass taking whatever
+ * arrived meanwhile: one transaction per batch instead of one per hit, which would queue every
+ * hit of a popular link on its counter row. Idle, a view is written at once; busy, within one
+ * transaction's time. A failed write is retried; `flush()` (shutdown, tests) waits for the queue.
+ */
+export class ViewRecorder {
+  #pending: PendingView[] = [];
+  #writing: Promise<void> | null = null;
+  // Kind and hashid of an environment never change: safe to keep.
+  #environments = new Map<number, EventEnvironment>();
+
+  constructor(
+    private readonly sql: Sql,
+    private readonly deps: { clock: Clock; linkBaseUrl: string; logger: Logger },
+    private readonly retryMs = RETRY_MS,
+  ) {}
+
+  record(link: LinkRow, platform: string): void {
+    if (this.#pending.length >= MAX_PENDING) {
+      this.#pending.shift();
+      this.deps.logger.error("view dropped: too many views waiting for the database");
+    }
+    this.#pending.push({ link, platform, at: this.deps.clock.now() });
+    this.#writing ??= this.#drain();
+  }
+
+  /** Resolves once every view recorded so far is stored (or has been retried and dropped). */
+  async flush(): Promise<void> {
+    while (this.#writing) await this.#writing;
+  }
+
+  async #drain(): Promise<void> {
+    while (this.#pending.length > 0) {
+      const batch = this.#pending.splice(0, MAX_BATCH);
+      for (const views of Map.groupBy(batch, (v) => v.link.environment_id).values()) {
+        try {
+          await this.#write(views);
+        } catch (err) {
+          this.deps.logger.error("views not recorded yet, retrying", {
+            views: views.length,
+            ...describeError(err),
+          });
+          this.#pending.unshift(...views);
+          await new Promise((r) => setTimeout(r, this.retryMs));
+        }
+      }
+    }
+    this.#writing = null;
+  }
+
+  async #environment(id: number): Promise<EventEnvironment> {
+    let env = this.#environments.get(id);
+    if (!env) {
+      const { kind, hashid } = await getEnvironmentOrThrow(this.sql, id);
+      env = { id, kind, hashid };
+      this.#environments.set(id, env);
+    }
+    return env;
+  }
+
+  async #write(views: PendingView[]): Promise<void> {
+    const environment = await this.#environment(views[0]!.link.environment_id);
+    const links = new Map(views.map((v) => [v.link.id, { id: v.link.id, path: v.link.path }]));
+    await recordEvents(
+      this.sql,
+      { environment, clock: this.deps.clock, linkBaseUrl: this.deps.linkBaseUrl },
+      views.map((v) => ({
+        type: "view" as const,
+        occurred_at: v.at,
+        link_path: v.link.path,
+        device: { platform: v.platform },
+      })),
+      [...links.values()],
+    );
+  }
+}
