@@ -3,12 +3,18 @@
 // DATABASE_URL, or postgres://postgres@127.0.0.1:5432/postgres).
 import { parseArgs } from "node:util";
 import { benchDatabase } from "./lib.ts";
+import { feedBenchmarks } from "./feed.ts";
+import { graphqlBenchmarks } from "./graphql.ts";
 import { type Row, sdkBenchmarks } from "./sdk.ts";
 
 const argv = Deno.args[0] === "--" ? Deno.args.slice(1) : Deno.args;
 const { values } = parseArgs({
   args: argv,
-  options: { seconds: { type: "string", default: "5" }, only: { type: "string" } },
+  options: {
+    seconds: { type: "string", default: "5" },
+    only: { type: "string" },
+    "feed-rows": { type: "string", default: "2000000" },
+  },
 });
 const seconds = Number(values.seconds);
 
@@ -24,11 +30,13 @@ try {
 
 const suites: Record<string, (db: Awaited<ReturnType<typeof benchDatabase>>) => Promise<Row[]>> = {
   sdk: (db) => sdkBenchmarks(db, seconds),
+  feed: (db) => feedBenchmarks(db, seconds, Number(values["feed-rows"])),
+  graphql: (db) => graphqlBenchmarks(db, seconds),
 };
 
 const rows: Row[] = [];
 for (const [name, run] of Object.entries(suites)) {
-  if (values.only && values.only !== name) continue;
+  if (values.only && !values.only.split(",").includes(name)) continue;
   const db = await benchDatabase();
   try {
     rows.push(...await run(db));

@@ -25,6 +25,6 @@ export function createContext(
       environment: request.headers.get("ENVIRONMENT"),
     },
     authorization: request.headers.get("Authorization"),
-    loaders: createLoaders(deps.sql),
+    loaders: createLoaders(deps.sql, deps.config.linkBaseUrl),
   };
 }

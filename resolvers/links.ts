@@ -1,5 +1,12 @@
 import { newLinkInput } from "../rest/schemas/links.ts";
-import { accessPath, createLink, getLinkByPath, type Link, toLink } from "../services/links.ts";
+import { ApiError } from "../services/errors.ts";
+import {
+  accessPath,
+  createLink,
+  getLinkForSdkOrThrow,
+  type Link,
+  toLink,
+} from "../services/links.ts";
 import { type LinkMetrics, projectMetricsJson } from "../services/metrics.ts";
 import { authenticateSdk, LINK_ENVIRONMENTS, METRICS_ENVIRONMENTS } from "../services/sdk_auth.ts";
 import type { GraphQLContext } from "./context.ts";
@@ -26,11 +33,15 @@ export interface GenerateLinkArgs {
   trackingMedium?: string | null;
 }
 
+/** REST's lookup (one query, the same checks), with null rather than 404 for a missing link. */
 export async function linkByPath(ctx: GraphQLContext, path: string): Promise<Link | null> {
   const { sql, config } = ctx.deps;
-  const environment = await authenticateSdk(sql, ctx.sdk, LINK_ENVIRONMENTS);
-  const row = await getLinkByPath(sql, environment.id, path);
-  return row ? toLink(row, config.linkBaseUrl) : null;
+  try {
+    return toLink(await getLinkForSdkOrThrow(sql, ctx.sdk, path), config.linkBaseUrl);
+  } catch (err) {
+    if (err instanceof ApiError && err.code === "not_found") return null;
+    throw err;
+  }
 }
 
 export async function projectMetrics(ctx: GraphQLContext): Promise<LinkMetrics[]> {

@@ -19,12 +19,12 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.use("*", limitBody);
 
   app.route("/", opsRoutes(deps));
-  const yoga = createGraphQLHandler(deps);
+  const graphql = createGraphQLHandler(deps);
   // GET /graphql – GraphiQL in a browser, queries otherwise; POST /graphql – queries, mutations
   app.on(
     ["GET", "POST"],
     "/graphql",
-    (c) => yoga.fetch(c.req.raw, { requestId: c.get("requestId") }),
+    (c) => graphql(c.req.raw, { requestId: c.get("requestId") }),
   );
   app.route("/api/v1/sdk", sdkRoutes(deps));
   app.route("/api/v1", feedRoutes(deps));

@@ -1,6 +1,5 @@
 import { Hono } from "hono";
 import type { Context } from "hono";
-import { describeError } from "../services/log.ts";
 import { decideHit, detectPlatform, isPreviewCrawler } from "../services/link_host.ts";
 import { accessPath, getHostedLink } from "../services/links.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";

@@ -1,4 +1,10 @@
-import { eventFeed, type FeedEnvelope, feedEventLink } from "../resolvers/feed.ts";
+import {
+  eventFeed,
+  type EventFeedConnection,
+  type EventFeedEdge,
+  type FeedEnvelope,
+  feedEventLink,
+} from "../resolvers/feed.ts";
 import { builder } from "./builder.ts";
 import { LinkRef } from "./link.ts";
 
@@ -53,10 +59,13 @@ const FeedEvent = builder.objectRef<FeedEnvelope>("FeedEvent").implement({
   }),
 });
 
-const EventFeedEdge = builder.objectRef<{ cursor: string; node: FeedEnvelope }>("EventFeedEdge")
+const EventFeedEdgeRef = builder.objectRef<EventFeedEdge>("EventFeedEdge")
   .implement({
     fields: (t) => ({
-      cursor: t.exposeString("cursor", { description: "A cursor right after this event." }),
+      cursor: t.string({
+        description: "A cursor right after this event.",
+        resolve: (e) => e.cursor(),
+      }),
       node: t.field({ type: FeedEvent, resolve: (e) => e.node }),
     }),
   });
@@ -70,21 +79,18 @@ const FeedPageInfo = builder.objectRef<{ endCursor: string; hasNextPage: boolean
   }),
 });
 
-const EventFeedConnection = builder.objectRef<{
-  schemaVersion: number;
-  edges: { cursor: string; node: FeedEnvelope }[];
-  pageInfo: { endCursor: string; hasNextPage: boolean };
-}>("EventFeedConnection").implement({
-  fields: (t) => ({
-    schemaVersion: t.exposeInt("schemaVersion"),
-    edges: t.field({ type: [EventFeedEdge], resolve: (c) => c.edges }),
-    pageInfo: t.field({ type: FeedPageInfo, resolve: (c) => c.pageInfo }),
-  }),
-});
+const EventFeedConnectionRef = builder.objectRef<EventFeedConnection>("EventFeedConnection")
+  .implement({
+    fields: (t) => ({
+      schemaVersion: t.exposeInt("schemaVersion"),
+      edges: t.field({ type: [EventFeedEdgeRef], resolve: (c) => c.edges }),
+      pageInfo: t.field({ type: FeedPageInfo, resolve: (c) => c.pageInfo }),
+    }),
+  });
 
 builder.queryField("eventFeed", (t) =>
   t.field({
-    type: EventFeedConnection,
+    type: EventFeedConnectionRef,
     description: "The captured feed, as REST's event_stream; authorised by `Authorization: " +
       "Bearer est_…` and counted against the same rate limit.",
     args: {

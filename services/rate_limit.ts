@@ -24,11 +24,18 @@ export async function assertUnderRateLimit(
   now: Date,
   limit: number,
 ): Promise<void> {
-  await tx`select pg_advisory_xact_lock(${RATE_LOCK_NAMESPACE}::int, ${tokenId}::int)`;
   const since = windowStart(now);
-  const [window] = await tx<{ n: number }[]>`
-    select count(*)::int as n from feed_rate_hits where token_id = ${tokenId} and at > ${since}
-  `;
+  // Sent together (postgres.js pipelines them on the transaction's connection) but run one
+  // after the other: the count's snapshot is taken once the lock is held, so it sees every hit
+  // committed by whoever held the lock before. Counting stops at the limit: that is all it needs.
+  const [, [window]] = await Promise.all([
+    tx`select pg_advisory_xact_lock(${RATE_LOCK_NAMESPACE}::int, ${tokenId}::int)`,
+    tx<{ n: number }[]>`
+      select count(*)::int as n from (
+        select 1 from feed_rate_hits where token_id = ${tokenId} and at > ${since} limit ${limit}
+      ) w
+    `,
+  ]);
   const n = window!.n;
   if (n < limit) return;
   // A slot frees when the hit that would leave `limit - 1` behind has left the window.

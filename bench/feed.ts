@@ -1,0 +1,158 @@
+// Issue 4's figures: a 1000-event feed page against a bare handler serving the same rows with
+// one SQL query; page latency with 100,000 vs 2,000,000 captured events; ingestion with capture
+// on vs off.
+import { createProject } from "../services/projects.ts";
+import { createFeedToken } from "../services/feed_tokens.ts";
+import { encodeCursor } from "../services/feed_cursor.ts";
+import { systemClock } from "../services/clock.ts";
+import type { Row } from "./sdk.ts";
+import {
+  type BenchDatabase,
+  compare,
+  CURSOR_SECRET,
+  fmt,
+  serve,
+  serveService,
+  wrk,
+} from "./lib.ts";
+
+/** Appends `n` captured events of about 400 bytes to the environment's feed, in SQL. */
+async function fillFeed(db: BenchDatabase, environmentId: number, hashid: string, n: number) {
+  const { sql } = db;
+  for (let done = 0; done < n; done += 200_000) {
+    const batch = Math.min(200_000, n - done);
+    await sql`
+      with s as (
+        update environments set feed_seq = feed_seq + ${batch}
+        where id = ${environmentId} returning feed_seq - ${batch} as first
+      )
+      insert into feed_events (environment_id, seq, type, received_at, body)
+      select ${environmentId}, s.first + g, case when g % 5 = 0 then 'install' else 'open' end,
+        now(),
+        json_build_object(
+          'schema_version', 1, 'id', 'evt_' || lpad(to_hex(s.first + g), 26, '0'),
+          'type', case when g % 5 = 0 then 'install' else 'open' end,
+          'occurred_at', now(), 'project', json_build_object('id', ${hashid}::text, 'test', false),
+          'device', json_build_object('os', 'iOS', 'model', 'iPhone15,2', 'locale', 'de_DE',
+            'app_version', '4.12.0', 'idfv', md5(g::text)),
+          'user', json_build_object('id', 'user-' || g, 'plan', 'pro'),
+          'link', json_build_object('id', 1, 'path', 'abcdefghij',
+            'access_path', 'https://lnk.example.test/abcdefghij'),
+          'geo', json_build_object('country', 'DE')
+        )::text
+      from s, generate_series(1, ${batch}) g
+    `;
+  }
+  await sql`vacuum analyze feed_events`;
+}
+
+export async function feedBenchmarks(
+  db: BenchDatabase,
+  seconds: number,
+  largeRows: number,
+): Promise<Row[]> {
+  const { sql } = db;
+  const rows: Row[] = [];
+  const { project, projectKey } = await createProject(sql, { name: "feed", enterprise: true });
+  const envId = project.environments.production.project_id;
+  // Readers of 64 integrations, each with its own token: the rate-limit window of a token then
+  // holds what a real reader's would, not every request of the run.
+  const tokens: string[] = [];
+  for (let i = 0; i < 64; i++) {
+    tokens.push((await createFeedToken(sql, systemClock, String(envId), `bench-${i}`)).value);
+  }
+  const rotate = `local tokens = {${tokens.map((t) => JSON.stringify(t)).join(",")}}\n` +
+    `local i = 0\nrequest = function()\n  i = i + 1\n` +
+    `  wrk.headers["Authorization"] = "Bearer " .. tokens[(i % #tokens) + 1]\n` +
+    `  return wrk.format(nil)\nend\n`;
+  await fillFeed(db, envId, project.id, 100_000);
+  const [env] = await sql<{ epoch: string }[]>`
+    select (extract(epoch from capture_started_at) * 1000000)::bigint as epoch
+    from environments where id = ${envId}`;
+  const cursorAt = (seq: number) =>
+    encodeCursor(CURSOR_SECRET, {
+      environmentId: envId,
+      epoch: env!.epoch,
+      eventTypes: [],
+      seq: String(seq),
+    });
+
+  const service = serveService(sql);
+  const baseline = serve(async (req) => {
+    const after = Number(new URL(req.url).searchParams.get("after") ?? 0);
+    const page = await sql<{ body: string }[]>`
+      select body from feed_events where environment_id = ${envId} and seq > ${after}
+      order by seq limit 1000`;
+    return new Response(`{"events":[${page.map((r) => r.body).join(",")}]}`, {
+      headers: { "content-type": "application/json" },
+    });
+  });
+  const servicePage = (seq: number) =>
+    `${service.url}/api/v1/projects/${envId}/event_stream?limit=1000&after=${
+      encodeURIComponent(cursorAt(seq))
+    }`;
+
+  try {
+    const [sample] = await sql<{ n: number }[]>`
+      select avg(length(body))::int as n from feed_events where environment_id = ${envId}`;
+    const page = await compare(
+      () => wrk(servicePage(50_000), { connections: 8, seconds, lua: rotate }),
+      () => wrk(`${baseline.url}/?after=50000`, { connections: 8, seconds }),
+    );
+    rows.push({
+      name: `feed page, 1000 events of ~${sample!.n} B (-c8)`,
+      figure: `${fmt(page.service.rps)} pages/s vs baseline ${fmt(page.baseline.rps)} = ${
+        fmt(page.ratio, 2)
+      }×; p50 ${fmt(page.service.p50ms)} ms (errors ${page.service.errors})`,
+      target: "≥ 0.6× baseline",
+      pass: page.ratio >= 0.6 && page.service.errors === 0,
+    });
+
+    // Latency of a page near the newest events, with little and with much history behind it.
+    const latency = async (seq: number) =>
+      (await compare(
+        () => wrk(servicePage(seq), { connections: 1, threads: 1, seconds, lua: rotate }),
+        () => wrk(`${baseline.url}/?after=${seq}`, { connections: 1, threads: 1, seconds }),
+        2,
+      )).service.p50ms;
+    const small = await latency(100_000 - 1500);
+    await fillFeed(db, envId, project.id, largeRows - 100_000);
+    const large = await latency(largeRows - 1500);
+    rows.push({
+      name: `page latency, 100,000 vs ${largeRows.toLocaleString("en")} events (-c1)`,
+      figure: `p50 ${fmt(small, 2)} ms vs ${fmt(large, 2)} ms = ${fmt(large / small, 2)}×`,
+      target: "larger within 1.2× of smaller",
+      pass: large / small <= 1.2,
+    });
+
+    // Ingestion into a capturing environment (production) and a non-capturing one (test).
+    const events = Array.from({ length: 1000 }, (_, i) => ({
+      type: i % 10 === 0 ? "install" : "open",
+      occurred_at: new Date().toISOString(),
+      device: { os: "iOS", model: "iPhone15,2" },
+      geo: { country: "DE" },
+    }));
+    const lua = `wrk.method = "POST"\nwrk.body = ${JSON.stringify(JSON.stringify({ events }))}\n` +
+      `wrk.headers["Content-Type"] = "application/json"\n`;
+    const ingest = (environment: string) =>
+      wrk(`${service.url}/api/v1/sdk/events`, {
+        connections: 4,
+        seconds,
+        headers: { "PROJECT-KEY": projectKey, "ENVIRONMENT": environment },
+        lua,
+      });
+    const on = await compare(() => ingest("production"), () => ingest("development"), 2);
+    rows.push({
+      name: "ingestion with capture on vs off, 1,000-event batches (-c4)",
+      figure: `${fmt(on.service.rps * 1000, 0)} events/s captured vs ${
+        fmt(on.baseline.rps * 1000, 0)
+      } not captured = ${fmt(on.ratio, 2)}× (errors ${on.service.errors + on.baseline.errors})`,
+      target: "reported",
+      pass: on.service.errors === 0,
+    });
+  } finally {
+    await service.close();
+    await baseline.close();
+  }
+  return rows;
+}
