@@ -1,0 +1,170 @@
+// deno task feed -- --url http://… --project-id 1 [--types install,purchase] [--follow] …
+// Reads the event feed with the client library and writes each event as one JSON line to
+// stdout; progress goes to stderr. The token comes from FEED_TOKEN only, never a flag.
+import { parseArgs } from "node:util";
+import { FeedError, type FeedProgress, FeedReader, FileCursorStore } from "../client/mod.ts";
+
+const USAGE = `Usage: deno task feed -- --url URL --project-id ID [options]
+
+Reads a project's event feed and writes one event per line (NDJSON) to stdout.
+The feed token is read from the FEED_TOKEN environment variable.
+
+  --url URL              origin of the feed API, e.g. http://localhost:8000
+  --project-id ID        numeric project_id the token was created for
+  --types a,b            event types to read (default: all); a new set starts a new cursor
+  --cursor-file PATH     where the cursor is kept (default: ./feed.cursor)
+  --integration NAME     cursor name, one per consumer (default: cli)
+  --limit N              page size, 1 to 1000 (default: 1000)
+  --follow               keep polling once caught up (default: stop when caught up)
+  --poll-interval MS     wait after an empty page when following (default: 1000)
+  --reset-cursor         forget the saved cursor (keeping recent ids) and reread retained events
+  --help                 this text
+
+Ctrl-C stops after the page in progress, with the cursor saved.`;
+
+const encoder = new TextEncoder();
+
+function printErr(line: string): void {
+  Deno.stderr.writeSync(encoder.encode(line + "\n"));
+}
+
+function usageError(message: string): never {
+  printErr(`feed: ${message}\n\n${USAGE}`);
+  Deno.exit(2);
+}
+
+async function writeAll(bytes: Uint8Array): Promise<void> {
+  for (let written = 0; written < bytes.length;) {
+    written += await Deno.stdout.write(bytes.subarray(written));
+  }
+}
+
+function parse(argv: string[]) {
+  // `deno task feed -- …` hands the literal `--` on to the script.
+  const args = argv[0] === "--" ? argv.slice(1) : argv;
+  try {
+    return parseArgs({
+      args,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        url: { type: "string" },
+        "project-id": { type: "string" },
+        types: { type: "string" },
+        "cursor-file": { type: "string", default: "./feed.cursor" },
+        integration: { type: "string", default: "cli" },
+        limit: { type: "string", default: "1000" },
+        follow: { type: "boolean", default: false },
+        "poll-interval": { type: "string", default: "1000" },
+        "reset-cursor": { type: "boolean", default: false },
+        help: { type: "boolean", default: false },
+      },
+    }).values;
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    if (/token/i.test(message)) {
+      usageError("the token is read from the FEED_TOKEN environment variable only, never a flag");
+    }
+    usageError(message);
+  }
+}
+
+function wholeNumber(name: string, raw: string, min: number, max: number): number {
+  const n = /^[0-9]+$/.test(raw) ? Number(raw) : NaN;
+  if (!Number.isInteger(n) || n < min || n > max) {
+    usageError(`--${name} must be a whole number from ${min} to ${max}`);
+  }
+  return n;
+}
+
+function formatLag(ms: number | null): string {
+  if (ms === null) return "-";
+  if (ms < 1000) return `${ms}ms`;
+  if (ms < 120_000) return `${(ms / 1000).toFixed(1)}s`;
+  if (ms < 7_200_000) return `${Math.round(ms / 60_000)}m`;
+  return `${(ms / 3_600_000).toFixed(1)}h`;
+}
+
+function progressLine(p: FeedProgress): string {
+  const s = p.stats;
+  return `feed: ${s.events} events, ${s.pages} pages, ${s.duplicates} duplicates, ` +
+    `${s.retries} retries, lag ${formatLag(s.lagMs)}${s.caughtUp ? " (caught up)" : ""}`;
+}
+
+async function main(): Promise<number> {
+  const opts = parse(Deno.args);
+  if (opts.help) {
+    printErr(USAGE);
+    return 0;
+  }
+  if (!opts.url) usageError("--url is required");
+  if (!opts["project-id"]) usageError("--project-id is required");
+  const token = Deno.env.get("FEED_TOKEN");
+  if (!token) usageError("set FEED_TOKEN to the feed token (est_…)");
+
+  const controller = new AbortController();
+  let interrupts = 0;
+  Deno.addSignalListener("SIGINT", () => {
+    if (++interrupts > 1) Deno.exit(130);
+    printErr("feed: stopping after the current page (Ctrl-C again to quit at once)");
+    controller.abort();
+  });
+
+  let lastReport = 0;
+  let stdoutBroken = false;
+  const reader = new FeedReader({
+    baseUrl: opts.url,
+    projectId: opts["project-id"],
+    token,
+    integration: opts.integration,
+    eventTypes: opts.types ? opts.types.split(",") : [],
+    limit: wholeNumber("limit", opts.limit, 1, 1000),
+    store: new FileCursorStore(opts["cursor-file"]),
+    follow: opts.follow,
+    pollIntervalMs: wholeNumber("poll-interval", opts["poll-interval"], 0, 3_600_000),
+    signal: controller.signal,
+    onProgress: (p) => {
+      if (p.kind === "retry") {
+        printErr(
+          `feed: retry ${p.attempt} in ${p.delayMs}ms (${p.reason}); total retries ${p.stats.retries}`,
+        );
+      } else if (p.kind === "page" && Date.now() - lastReport >= 1000) {
+        lastReport = Date.now();
+        printErr(progressLine(p));
+      }
+    },
+  });
+  if (opts["reset-cursor"]) await reader.resetCursor();
+
+  try {
+    const result = await reader.run(async (events) => {
+      let out = "";
+      for (const event of events) out += JSON.stringify(event) + "\n";
+      try {
+        await writeAll(encoder.encode(out));
+      } catch (err) {
+        // Nobody reads stdout any more: stop without saving the page.
+        stdoutBroken = true;
+        controller.abort();
+        throw err;
+      }
+    });
+    if (stdoutBroken) {
+      printErr("feed: stdout closed; the cursor stays before the unwritten page");
+      return 1;
+    }
+    printErr(
+      progressLine({ kind: "page", stats: result.stats, received: 0, delivered: 0 }) +
+        (result.reason === "aborted" ? ", stopped; cursor saved" : ", done"),
+    );
+    return 0;
+  } catch (err) {
+    if (err instanceof FeedError) {
+      printErr(`feed: ${err.message}`);
+      return 1;
+    }
+    throw err;
+  }
+}
+
+Deno.exit(await main());

@@ -1,0 +1,160 @@
+// cli/feed.ts as a real process: tails a live feed to NDJSON, stops on Ctrl-C with the cursor
+// saved, resumes without duplicates; refuses a token flag; stops with the recovery on a 401.
+import assert from "node:assert/strict";
+import { ingestMany, sleep } from "./helpers/client.ts";
+import { createFeedToken, createProject, startTestServer } from "./helpers/server.ts";
+
+const CLI = new URL("../cli/feed.ts", import.meta.url).pathname;
+const srv = await startTestServer({ config: { FEED_RATE_LIMIT: "100000" } });
+Deno.test.afterAll(() => srv.close());
+
+interface CliRun {
+  /** Complete stdout lines so far. */
+  lines(): string[];
+  stderr(): string;
+  child: Deno.ChildProcess;
+  done: Promise<{ code: number; stdout: string; stderr: string }>;
+}
+
+/** Runs the CLI as the task does (with the literal `--` first). */
+function runCli(args: string[], env: Record<string, string>): CliRun {
+  const child = new Deno.Command(Deno.execPath(), {
+    args: [
+      "run",
+      "--allow-net",
+      "--allow-env",
+      "--allow-read",
+      "--allow-write",
+      CLI,
+      "--",
+      ...args,
+    ],
+    env: { NO_COLOR: "1", ...env },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  let out = "";
+  let err = "";
+  const pump = async (stream: ReadableStream<Uint8Array>, sink: (s: string) => void) => {
+    const decoder = new TextDecoder();
+    for await (const chunk of stream) sink(decoder.decode(chunk, { stream: true }));
+  };
+  const pumped = Promise.all([
+    pump(child.stdout, (s) => (out += s)),
+    pump(child.stderr, (s) => (err += s)),
+  ]);
+  return {
+    child,
+    lines: () => out.split("\n").slice(0, -1),
+    stderr: () => err,
+    done: (async () => {
+      const status = await child.status;
+      await pumped;
+      return { code: status.code, stdout: out, stderr: err };
+    })(),
+  };
+}
+
+async function waitFor(what: string, condition: () => boolean, timeoutMs = 30_000) {
+  const deadline = Date.now() + timeoutMs;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await sleep(20);
+  }
+}
+
+Deno.test("feed CLI: tails a live feed to NDJSON, stops on Ctrl-C with the cursor saved, resumes without duplicates", async () => {
+  const p = await createProject(srv.url);
+  const token = await createFeedToken(srv.url, p.productionId);
+  const dir = await Deno.makeTempDir();
+  const cursorFile = `${dir}/feed.cursor`;
+  const args = [
+    "--url",
+    srv.url,
+    "--project-id",
+    String(p.productionId),
+    "--types",
+    "install,custom",
+    "--cursor-file",
+    cursorFile,
+    "--limit",
+    "100",
+  ];
+  const env = { FEED_TOKEN: token.value };
+  await ingestMany(srv.url, p.key, 250, { prefix: "x" });
+  // Not selected by --types: never printed.
+  await ingestMany(srv.url, p.key, 20, { prefix: "o", type: "open" });
+
+  const tail = runCli([...args, "--follow", "--poll-interval", "50"], env);
+  await waitFor("the first 250 lines", () => tail.lines().length >= 250);
+  await ingestMany(srv.url, p.key, 150, { prefix: "y", type: "custom" });
+  await waitFor("the live 150 lines", () => tail.lines().length >= 400);
+  tail.child.kill("SIGINT");
+  const first = await tail.done;
+  assert.equal(first.code, 0, first.stderr);
+  assert.match(first.stderr, /stopping after the current page/);
+  assert.match(
+    first.stderr,
+    /feed: 400 events, \d+ pages, 0 duplicates, 0 retries, lag [^,]+, .*stopped; cursor saved/,
+  );
+  const firstEvents = first.stdout.trim().split("\n").map((l) => JSON.parse(l));
+  assert.equal(firstEvents.length, 400);
+  assert.ok(firstEvents.every((e) => e.schema_version === 1 && e.project.id === p.hashid));
+  assert.deepEqual([...new Set(firstEvents.map((e) => e.type))].sort(), ["custom", "install"]);
+
+  const saved = JSON.parse(await Deno.readTextFile(cursorFile));
+  assert.equal(saved.format, 1);
+  const [key, cursor] = Object.entries(saved.cursors as Record<string, { after: string }>)[0]!;
+  assert.deepEqual(JSON.parse(key), [srv.url, String(p.productionId), "cli", [
+    "custom",
+    "install",
+  ]]);
+  assert.equal(typeof cursor.after, "string");
+
+  // More events while it was stopped; a second run continues from the cursor and stops when
+  // caught up.
+  await ingestMany(srv.url, p.key, 120, { prefix: "z" });
+  const second = await runCli(args, env).done;
+  assert.equal(second.code, 0, second.stderr);
+  assert.match(second.stderr, /feed: 120 events, .*done/);
+  const secondEvents = second.stdout.trim().split("\n").map((l) => JSON.parse(l));
+  assert.equal(secondEvents.length, 120);
+  const all = [...firstEvents, ...secondEvents].map((e) => e.id as string);
+  assert.equal(new Set(all).size, 520);
+
+  // Caught up: a third run prints nothing.
+  const third = await runCli(args, env).done;
+  assert.equal(third.code, 0, third.stderr);
+  assert.equal(third.stdout, "");
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("feed CLI: the token comes from FEED_TOKEN only; a 401 stops with the recovery", async () => {
+  const p = await createProject(srv.url);
+  const dir = await Deno.makeTempDir();
+  const base = [
+    "--url",
+    srv.url,
+    "--project-id",
+    String(p.productionId),
+    "--cursor-file",
+    `${dir}/c`,
+  ];
+
+  const flag = await runCli([...base, "--token", "est_abc"], { FEED_TOKEN: "est_abc" }).done;
+  assert.equal(flag.code, 2);
+  assert.match(flag.stderr, /FEED_TOKEN environment variable only/);
+  assert.doesNotMatch(flag.stderr, /est_abc/);
+
+  const missing = await runCli(base, { FEED_TOKEN: "" }).done;
+  assert.equal(missing.code, 2);
+  assert.match(missing.stderr, /set FEED_TOKEN/);
+
+  const revoked = await runCli(base, { FEED_TOKEN: "est_" + "q".repeat(43) }).done;
+  assert.equal(revoked.code, 1);
+  assert.match(revoked.stderr, /answered 401 unauthorized/);
+  assert.match(revoked.stderr, /Recovery: the feed token is invalid or revoked/);
+  assert.equal(revoked.stdout, "");
+  await assert.rejects(Deno.stat(`${dir}/c`), Deno.errors.NotFound);
+  await Deno.remove(dir, { recursive: true });
+});
