@@ -445,7 +445,15 @@ export const OPENAPI_DOCUMENT = {
           },
         ],
         responses: {
-          200: ok("One feed-event envelope a line", ref("FeedEvent"), "application/x-ndjson"),
+          200: {
+            ...ok("One feed-event envelope a line", ref("FeedEvent"), "application/x-ndjson"),
+            headers: {
+              "Retained-Since": {
+                description: "Start of the analytics retention window (ISO 8601)",
+                schema: { type: "string", format: "date-time" },
+              },
+            },
+          },
           400: error("Bad from/to or event type"),
           401: error("Admin token missing or wrong"),
           404: error("No such project_id"),

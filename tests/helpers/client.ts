@@ -123,56 +123,6 @@ export async function ingestMany(
   return ids;
 }
 
-/** A service process (main.ts) whose pid is known, so that its memory can be sampled. */
-export interface SampledService {
-  pid: number;
-  url: string;
-  stop(): Promise<void>;
-}
-
-const MAIN = new URL("../../main.ts", import.meta.url).pathname;
-
-export async function spawnService(env: Record<string, string>): Promise<SampledService> {
-  const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-net", "--allow-env", "--allow-read", "--allow-write", MAIN],
-    env: { PORT: "0", NO_COLOR: "1", ...env },
-    clearEnv: true,
-    stdout: "piped",
-    stderr: "inherit",
-  }).spawn();
-  const decoder = new TextDecoder();
-  const reader = child.stdout.getReader();
-  let out = "";
-  const deadline = Date.now() + 60_000;
-  let url: string | undefined;
-  while (!url && Date.now() < deadline) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    out += decoder.decode(value, { stream: true });
-    url = out.match(/"url":"(http:\/\/[^"]+)"/)?.[1];
-  }
-  if (!url) {
-    child.kill("SIGKILL");
-    await child.status;
-    throw new Error(`the service did not start: ${out}`);
-  }
-  // Keep draining stdout so the process never blocks on a full pipe.
-  const drained = (async () => {
-    while (!(await reader.read()).done) { /* discard */ }
-  })();
-  return {
-    pid: child.pid,
-    url,
-    async stop() {
-      try {
-        child.kill("SIGTERM");
-      } catch { /* already gone */ }
-      await child.status;
-      await drained;
-    },
-  };
-}
-
 /**
  * The resident set size of a process, in bytes. Read with `ps` (procps): reading
  * /proc/<pid>/status directly needs --allow-all, which the test task does not grant.

@@ -2,6 +2,7 @@
 const MAIN = new URL("../../main.ts", import.meta.url).pathname;
 
 export interface ServiceProcess {
+  pid: number;
   url: Promise<string>;
   stderr(): string;
   stdout(): string;
@@ -9,9 +10,13 @@ export interface ServiceProcess {
   status: Promise<Deno.CommandStatus>;
 }
 
-export function startService(env: Record<string, string>): ServiceProcess {
+export function startService(
+  env: Record<string, string>,
+  options: { v8Flags?: string[] } = {},
+): ServiceProcess {
+  const v8 = options.v8Flags?.length ? [`--v8-flags=${options.v8Flags.join(",")}`] : [];
   const child = new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-net", "--allow-env", "--allow-read", "--allow-write", MAIN],
+    args: ["run", ...v8, "--allow-net", "--allow-env", "--allow-read", "--allow-write", MAIN],
     env: { PORT: "0", NO_COLOR: "1", ...env },
     clearEnv: true,
     stdout: "piped",
@@ -36,6 +41,7 @@ export function startService(env: Record<string, string>): ServiceProcess {
     return s;
   });
   return {
+    pid: child.pid,
     url,
     stderr: () => err,
     stdout: () => out,
