@@ -65,7 +65,7 @@ async function shutdown(signal: string) {
   stopping = true;
   logger.info("shutting down", { signal });
   await server.shutdown();
-  await deps.views.flush();
+  await deps.views.flush(5_000);
   await jobs.stop();
   await db.close();
   Deno.exit(0);

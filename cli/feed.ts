@@ -62,10 +62,11 @@ function parse(argv: string[]) {
     }).values;
   } catch (err) {
     const message = err instanceof Error ? err.message : String(err);
-    if (/token/i.test(message)) {
+    if (/token/i.test(message) || argv.some((a) => a.startsWith("est_"))) {
       usageError("the token is read from the FEED_TOKEN environment variable only, never a flag");
     }
-    usageError(message);
+    // parseArgs quotes the offending argument: never echo it, it may be a secret.
+    usageError(message.replace(/'[^']*'/g, "an argument"));
   }
 }
 

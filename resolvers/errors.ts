@@ -21,11 +21,23 @@ const GRAPHQL_CODE: Partial<Record<ErrorCode, string>> = {
   payload_too_large: "BAD_USER_INPUT",
 };
 
+/**
+ * Errors outside any resolver (no `path`: a document that does not parse or validate, variables
+ * of the wrong type, a malformed request) come from the client's input. Inside a resolver only
+ * ApiError and ZodError do; anything else there is a bug or an outage.
+ */
+function isRequestError(error: unknown): boolean {
+  // A bare SyntaxError is Yoga's JSON.parse of GET parameters (variables, extensions); one in a
+  // resolver would reach here wrapped in a GraphQLError with a path.
+  return (error instanceof GraphQLError && error.path === undefined) ||
+    error instanceof SyntaxError;
+}
+
 /** True for an error no client input explains: a bug or an outage, to be logged. */
 export function isUnexpected(error: unknown): boolean {
   const original = error instanceof GraphQLError ? error.originalError : error;
   if (original instanceof ApiError || original instanceof z.ZodError) return false;
-  return !(error instanceof GraphQLError && !error.originalError);
+  return !isRequestError(error);
 }
 
 export function maskError(error: unknown, message: string, isDev?: boolean): Error {
@@ -50,8 +62,20 @@ export function maskError(error: unknown, message: string, isDev?: boolean): Err
       extensions: { code: "BAD_USER_INPUT", reason: "invalid_field" },
     });
   }
-  // Errors GraphQL itself raised for the document (syntax, validation) pass through as they are.
-  if (error instanceof GraphQLError && !error.originalError) return error;
+  // Document and variable errors keep GraphQL's message, which names what is wrong.
+  if (error instanceof SyntaxError) {
+    return new GraphQLError(`request parameters are not valid JSON: ${error.message}`, {
+      extensions: { code: "BAD_USER_INPUT", http: { status: 400 } },
+    });
+  }
+  if (isRequestError(error)) {
+    const e = error as GraphQLError;
+    if (!e.originalError && e.extensions.code) return e;
+    return new GraphQLError(e.message, {
+      nodes: e.nodes,
+      extensions: { ...e.extensions, code: e.extensions.code ?? "BAD_USER_INPUT" },
+    });
+  }
   const masked = yogaMaskError(error, message, isDev) as GraphQLError;
   return new GraphQLError(masked.message, {
     nodes: masked.nodes,

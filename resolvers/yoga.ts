@@ -58,6 +58,10 @@ export function createGraphQLHandler(deps: AppDeps): GraphQLHandler {
     graphiql: { title: "Link and event feed" },
     maskedErrors: { maskError },
     logging: false,
+    // Server-to-server only: project keys and feed tokens are secrets that never belong in a
+    // browser, so no cross-origin requests and no multipart uploads are served.
+    cors: false,
+    multipart: false,
     plugins,
     context: ({ request, requestId }) => createContext(request, deps, requestId),
   });

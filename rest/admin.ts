@@ -13,16 +13,16 @@ import {
 } from "../services/projects.ts";
 import { secretMatches } from "../services/secrets.ts";
 import { readBody } from "./body.ts";
+import { httpUrl, text } from "./schemas/common.ts";
 import type { AppDeps, AppEnv } from "./deps.ts";
 
-const name = z.string().trim().min(1).max(200);
+const name = text(200).trim().min(1);
 const createProjectBody = z.object({ name, enterprise: z.boolean().default(false) });
 const updateProjectBody = z.object({ name: name.optional(), enterprise: z.boolean().optional() })
   .refine((b) => b.name !== undefined || b.enterprise !== undefined, {
     message: "give name or enterprise",
   });
 const createTokenBody = z.object({ name });
-const httpUrl = z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).max(2048);
 const createDestinationBody = z.object({ url: httpUrl });
 const patchLinkBody = z.object({ active: z.boolean() });
 

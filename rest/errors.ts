@@ -5,6 +5,7 @@ import {
   ERROR_STATUS,
   type ErrorCode,
   isDatabaseUnavailable,
+  isDataException,
 } from "../services/errors.ts";
 import { describeError, type Logger } from "../services/log.ts";
 
@@ -41,6 +42,10 @@ export function toErrorResponse(
     const issue = err.issues[0]!;
     const field = fieldPath(issue.path);
     return errorResponse("invalid_field", `${field}: ${issue.message}`);
+  }
+  if (isDataException(err)) {
+    logger.warn("value refused by the database", { request_id: requestId, ...describeError(err) });
+    return errorResponse("invalid_field", "a value in the request cannot be stored");
   }
   if (isDatabaseUnavailable(err)) {
     logger.error("database unavailable", { request_id: requestId, ...describeError(err) });

@@ -22,6 +22,10 @@ function parseInstant(name: "from" | "to", raw: string | undefined): Date {
       `${name}: must be an ISO 8601 date and time with an offset, e.g. 2026-03-01T00:00:00Z`,
     );
   }
+  const year = parsed.data.getUTCFullYear();
+  if (year < 1970 || year > 9999) {
+    throw new ApiError("invalid_field", `${name}: must be between 1970 and 9999`);
+  }
   return parsed.data;
 }
 

@@ -58,5 +58,13 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
     );
   });
 
+  // GET / and GET /<anything>/<more> – never a link: the HTML 404, except under the API's
+  // own first segments, which keep the JSON one
+  app.get("/*", (c) => {
+    const first = c.req.path.split("/")[1] ?? "";
+    if (RESERVED.has(first)) return c.notFound();
+    return html(c, renderNotFoundPage(), 404);
+  });
+
   return app;
 }

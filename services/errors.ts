@@ -42,6 +42,15 @@ export function notFound(what: string): ApiError {
   return new ApiError("not_found", `${what} not found`);
 }
 
+/**
+ * A PostgreSQL data exception (SQLSTATE class 22: a value it cannot store or compute). Input is
+ * validated before it reaches SQL; this is the net under that, so such a value is a 400.
+ */
+export function isDataException(err: unknown): boolean {
+  const e = err as { code?: unknown; severity?: unknown } | null;
+  return typeof e?.code === "string" && e.code.startsWith("22") && e.severity !== undefined;
+}
+
 /** PostgreSQL's unique_violation SQLSTATE. */
 export function isUniqueViolation(err: unknown, constraint?: string): boolean {
   const e = err as { code?: string; constraint_name?: string } | null;
@@ -59,6 +68,9 @@ const UNAVAILABLE_CODES = new Set([
   "CONNECTION_CLOSED",
   "CONNECTION_ENDED",
   "CONNECTION_DESTROYED",
+  // A deadlock or serialisation failure: transient, the retry the client makes will pass.
+  "40P01",
+  "40001",
 ]);
 
 /** True when the database, not the request, is why a query failed: answer 503, not 500. */

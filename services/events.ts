@@ -226,7 +226,11 @@ async function insertEvents(
       ${events.map((s) => s.event.occurred_at.toISOString())}::timestamptz[],
       ${events.map((s) => s.link?.id ?? null)}::int[],
       ${events.map((s) => s.body)}::text[]
-    ) as t(event_id, client_id, type, name, occurred_at, link_id, body)
+    ) with ordinality as t(event_id, client_id, type, name, occurred_at, link_id, body, ord)
+    -- Two batches with the same client ids in another order would wait on each other's index
+    -- entries in a cycle (a deadlock); in one order they simply queue. Events without an id
+    -- keep the batch's order.
+    order by client_id, ord
     on conflict (environment_id, client_id) where client_id is not null do nothing
     returning event_id
   `;

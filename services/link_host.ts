@@ -24,7 +24,8 @@ export type LinkHit =
 
 function redirectUrl(redirect: Redirect | null | undefined): string | null {
   const url = redirect?.url;
-  return typeof url === "string" && isHttpUrl(url) ? url : null;
+  // Normalised again here: a Location header takes only what URL.href produces.
+  return typeof url === "string" && isHttpUrl(url) ? new URL(url).href : null;
 }
 
 /**

@@ -52,6 +52,8 @@ function toProject(row: ProjectRow): Project {
 }
 
 async function selectProject(db: Db, hashid: string): Promise<ProjectRow | undefined> {
+  // Not a hashid at all (a NUL or an escape in the path): not found, before any query.
+  if (!/^[A-Za-z0-9]{1,64}$/.test(hashid)) return undefined;
   const [row] = await db<ProjectRow[]>`
     select p.id, p.hashid, p.name, p.enterprise, p.created_at,
       (select id from environments where project_id = p.id and kind = 'production') as production_id,
@@ -104,6 +106,7 @@ export async function updateProject(
   hashid: string,
   changes: { name?: string | undefined; enterprise?: boolean | undefined },
 ): Promise<Project> {
+  if (!(await selectProject(db, hashid))) throw notFound("project");
   const [row] = await db<{ hashid: string }[]>`
     update projects set
       name = coalesce(${changes.name ?? null}, name),
@@ -118,6 +121,7 @@ export async function updateProject(
 
 /** Replaces the project key; the old one stops authenticating with this statement's commit. */
 export async function regenerateProjectKey(db: Db, hashid: string): Promise<string> {
+  if (!(await selectProject(db, hashid))) throw notFound("project");
   const projectKey = newProjectKey();
   const [row] = await db`
     update projects set key_hash = ${hashSecret(projectKey)}, updated_at = now()

@@ -10,19 +10,23 @@ interface PendingView {
   link: LinkRow;
   platform: string;
   at: Date;
+  attempts: number;
 }
 
 /** Views buffered at most, should the database stay away: beyond it the oldest are dropped. */
 const MAX_PENDING = 100_000;
 const MAX_BATCH = 1000;
 const RETRY_MS = 1000;
+/** A batch the database refuses this many times in a row is dropped, with an error logged. */
+const MAX_ATTEMPTS = 30;
 
 /**
  * Records link-host views behind the response. A redirect answers as soon as its link is read;
  * its view joins a queue that one writer drains through recordEvents, each pass taking whatever
  * arrived meanwhile: one transaction per batch instead of one per hit, which would queue every
  * hit of a popular link on its counter row. Idle, a view is written at once; busy, within one
- * transaction's time. A failed write is retried; `flush()` (shutdown, tests) waits for the queue.
+ * transaction's time. A failed write is retried (MAX_ATTEMPTS times, a second apart, then the
+ * batch is dropped and logged); `flush()` (shutdown, tests) waits for the queue.
  */
 export class ViewRecorder {
   #pending: PendingView[] = [];
@@ -41,13 +45,28 @@ export class ViewRecorder {
       this.#pending.shift();
       this.deps.logger.error("view dropped: too many views waiting for the database");
     }
-    this.#pending.push({ link, platform, at: this.deps.clock.now() });
+    this.#pending.push({ link, platform, at: this.deps.clock.now(), attempts: 0 });
     this.#writing ??= this.#drain();
   }
 
-  /** Resolves once every view recorded so far is stored (or has been retried and dropped). */
-  async flush(): Promise<void> {
-    while (this.#writing) await this.#writing;
+  /**
+   * Resolves once every view recorded so far is stored (or has been retried and dropped), or
+   * after `timeoutMs`, whichever comes first: a stopping instance must not wait forever for a
+   * database that is gone.
+   */
+  async flush(timeoutMs = Infinity): Promise<void> {
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const expired = Number.isFinite(timeoutMs)
+      ? new Promise<"expired">((r) => (timer = setTimeout(() => r("expired"), timeoutMs)))
+      : null;
+    try {
+      while (this.#writing) {
+        if (expired && (await Promise.race([this.#writing, expired])) === "expired") return;
+        if (!expired) await this.#writing;
+      }
+    } finally {
+      clearTimeout(timer);
+    }
   }
 
   async #drain(): Promise<void> {
@@ -57,10 +76,20 @@ export class ViewRecorder {
         try {
           await this.#write(views);
         } catch (err) {
+          const attempts = views[0]!.attempts + 1;
+          if (attempts >= MAX_ATTEMPTS) {
+            this.deps.logger.error("views dropped: the database refused them", {
+              views: views.length,
+              attempts,
+              ...describeError(err),
+            });
+            continue;
+          }
           this.deps.logger.error("views not recorded yet, retrying", {
             views: views.length,
             ...describeError(err),
           });
+          for (const v of views) v.attempts = attempts;
           this.#pending.unshift(...views);
           await new Promise((r) => setTimeout(r, this.retryMs));
         }

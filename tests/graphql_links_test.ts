@@ -34,7 +34,7 @@ Deno.test("generateLink takes typed data and tags and answers the url and the fu
         image: "https://img.example.com/a.png",
         iosCustomRedirect: { url: "https://apps.example.com/ios", openAppIfInstalled: true },
         androidCustomRedirect: { url: "https://apps.example.com/android" },
-        desktopCustomRedirect: { url: "https://example.com" },
+        desktopCustomRedirect: { url: "https://example.com" }, // stored normalised, with "/"
         showPreviewIos: false,
         showPreviewAndroid: true,
         trackingCampaign: "spring",
@@ -61,7 +61,7 @@ Deno.test("generateLink takes typed data and tags and answers the url and the fu
     openAppIfInstalled: null,
   });
   assert.deepEqual(link.desktopCustomRedirect, {
-    url: "https://example.com",
+    url: "https://example.com/",
     openAppIfInstalled: null,
   });
   assert.equal(link.showPreview, true);

@@ -32,10 +32,11 @@ interface StoredRow {
   body: string;
 }
 
+/** Stored events in arrival order: `evt_` ids are monotonic ULIDs handed out in batch order. */
 async function storedEvents(environmentId: number): Promise<StoredRow[]> {
   return await srv.sql<StoredRow[]>`
     select event_id, client_id, type, name, occurred_at, received_at, link_id, body
-    from analytics_events where environment_id = ${environmentId} order by id
+    from analytics_events where environment_id = ${environmentId} order by event_id
   `;
 }
 

@@ -15,10 +15,18 @@ export function text(max: number) {
   return z.string().max(max, `must be at most ${max} characters`).refine(isCleanString, UNCLEAN);
 }
 
-/** An absolute http(s) URL; `javascript:`, `data:` and every other scheme are refused. */
+/**
+ * An absolute http(s) URL; `javascript:`, `data:` and every other scheme are refused. It is
+ * kept in its normalised form (percent-encoded, punycode host): the link host puts it in a
+ * Location header, which takes nothing else. Control characters, which the URL parser would
+ * silently drop, are refused instead.
+ */
 export const httpUrl = z.string()
   .max(2048, "must be at most 2048 characters")
-  .refine(isHttpUrl, "must be an http(s) URL");
+  .refine(isCleanString, UNCLEAN)
+  .refine((v) => !/[\u0000-\u001f\u007f]/.test(v), "must not contain control characters")
+  .refine(isHttpUrl, "must be an http(s) URL")
+  .transform((v) => new URL(v).href);
 
 /** `null` reads as omitted, so clients that send `"field": null` are not refused for it. */
 export function optional<S extends z.ZodType>(schema: S) {
