@@ -238,6 +238,15 @@ Deno.test("abusive documents are rejected before execution", async () => {
   assert.ok(!JSON.stringify(nested.errors).includes("UNAUTHENTICATED"));
 });
 
+Deno.test("a GraphQL body over 1 MiB is refused with 413 before it is parsed", async () => {
+  const res = await call(srv.url, "POST", "/graphql", {
+    raw: JSON.stringify({ query: `{ __typename }`, variables: { pad: "x".repeat(1024 * 1024) } }),
+    headers: { "Content-Type": "application/json" },
+  });
+  assert.equal(res.status, 413);
+  assert.equal(res.body.error.code, "payload_too_large");
+});
+
 Deno.test("introspection is on by default and can be turned off by configuration", async () => {
   const on = await gql(srv.url, `{ __schema { queryType { name } } }`);
   assert.equal(on.data.__schema.queryType.name, "Query");
