@@ -1,3 +1,4 @@
+import type { Purchase } from "../services/events.ts";
 import { FEED_SCHEMA_VERSION, readFeedPage } from "../services/feed.ts";
 import { bearerToken } from "../services/feed_auth.ts";
 import type { Link } from "../services/links.ts";
@@ -16,14 +17,7 @@ export interface FeedEnvelope {
   link?: { id: number; path: string; access_path: string };
   attribution?: Record<string, unknown>;
   geo?: { country: string };
-  purchase?: {
-    transaction_id: string;
-    version: number;
-    amount: number;
-    currency: string;
-    product_id: string;
-    store: string;
-  };
+  purchase?: Purchase;
 }
 
 /** An edge's cursor is signed only if the client asks for it: 1000 HMACs cost ~15 ms. */

@@ -2,6 +2,7 @@
 import type { Config } from "../config.ts";
 import type { Db, Sql } from "../db/connect.ts";
 import type { Clock } from "./clock.ts";
+import { INGESTED_EVENT_TYPES } from "./events.ts";
 import { ApiError } from "./errors.ts";
 import { authenticateFeedToken, authorizeFeedRead, touchFeedToken } from "./feed_auth.ts";
 import { decodeCursor, encodeCursor, type FeedPosition } from "./feed_cursor.ts";
@@ -9,18 +10,8 @@ import { feedRetentionCutoff } from "./feed_retention.ts";
 import { assertUnderRateLimit, recordRateHit } from "./rate_limit.ts";
 
 export const FEED_SCHEMA_VERSION = 1;
-export const FEED_EVENT_TYPES = [
-  "view",
-  "open",
-  "install",
-  "reinstall",
-  "reactivation",
-  "app_open",
-  "user_referred",
-  "session",
-  "purchase",
-  "custom",
-] as const;
+/** Every type the feed can carry: what the SDKs send, and the link host's views. */
+export const FEED_EVENT_TYPES = ["view", ...INGESTED_EVENT_TYPES] as const;
 export const DEFAULT_FEED_LIMIT = 100;
 export const MAX_FEED_LIMIT = 1000;
 
