@@ -69,7 +69,7 @@ export async function readFeedPage(
   input: FeedReadInput,
 ): Promise<FeedPage> {
   const now = deps.clock.now();
-  const { environmentId, query } = await sql.begin(async (tx) => {
+  return await sql.begin(async (tx) => {
     // What this transaction writes (a rate-limit hit, a last-used minute) may be lost in a
     // crash without harm, so its commit does not wait for the WAL flush: a read is not a write.
     // Pipelined with the token lookup, it costs no round trip.
@@ -80,14 +80,15 @@ export async function readFeedPage(
     authorizeFeedRead(reader, input.projectId);
     await assertUnderRateLimit(tx, reader.tokenId, now, deps.config.feedRateLimit);
     const query = parseFeedQuery(deps.cursorSecret, reader.environmentId, input);
-    // Independent writes, pipelined in one round trip.
-    await Promise.all([
+    // Admitted: the two writes and the page go out together, in one round trip. The page is
+    // one statement with its own snapshot, taken after every earlier capture committed.
+    const [, , page] = await Promise.all([
       recordRateHit(tx, reader.tokenId, now),
       touchFeedToken(tx, reader.tokenId, now),
+      selectPage(tx, deps.cursorSecret, reader.environmentId, query, now),
     ]);
-    return { environmentId: reader.environmentId, query };
+    return page;
   });
-  return await selectPage(sql, deps.cursorSecret, environmentId, query, now);
 }
 
 /** Validates the query parameters (in the contract's order) against the token's environment. */
