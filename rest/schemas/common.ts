@@ -24,6 +24,7 @@ export function text(max: number) {
 export const httpUrl = z.string()
   .max(2048, "must be at most 2048 characters")
   .refine(isCleanString, UNCLEAN)
+  // deno-lint-ignore no-control-regex -- finding control characters is the point
   .refine((v) => !/[\u0000-\u001f\u007f]/.test(v), "must not contain control characters")
   .refine(isHttpUrl, "must be an http(s) URL")
   .transform((v) => new URL(v).href);
