@@ -283,3 +283,28 @@ Deno.test("GET /api/v1/sdk/metrics_for_project lists active links with every fie
   const testItems = await metrics(srv.url, p.key, "test");
   assert.deepEqual(testItems.map((i) => i.path), [dev]);
 });
+
+Deno.test("GET /api/v1/sdk/metrics_for_project: titles, tags and campaigns of any text stay valid JSON", async () => {
+  const p = await createProject(srv.url, { name: "Texts" });
+  const nasty = `"quoted" \\ back\tslash\n line\u2028sep ü 😀 </script>`;
+  const res = await call(srv.url, "POST", "/api/v1/sdk/generate_link", {
+    headers: { "PROJECT-KEY": p.key, "ENVIRONMENT": "production" },
+    body: {
+      title: nasty,
+      tags: JSON.stringify([nasty, "plain"]),
+      tracking_campaign: nasty,
+    },
+  });
+  assert.equal(res.status, 200, res.text);
+  const metrics = await call(srv.url, "GET", "/api/v1/sdk/metrics_for_project", {
+    headers: { "PROJECT-KEY": p.key, "ENVIRONMENT": "production" },
+  });
+  assert.equal(metrics.status, 200);
+  const [item] = JSON.parse(metrics.text);
+  assert.equal(item.title, nasty);
+  assert.equal(item.name, nasty);
+  assert.deepEqual(item.tags, [nasty, "plain"]);
+  assert.equal(item.tracking_campaign, nasty);
+  assert.equal(item.active, true);
+  assert.equal(item.total_views, 0);
+});
