@@ -11,6 +11,7 @@ import {
   compare,
   CURSOR_SECRET,
   fmt,
+  postJson,
   serve,
   serveService,
   wrk,
@@ -132,8 +133,7 @@ export async function feedBenchmarks(
       device: { os: "iOS", model: "iPhone15,2" },
       geo: { country: "DE" },
     }));
-    const lua = `wrk.method = "POST"\nwrk.body = ${JSON.stringify(JSON.stringify({ events }))}\n` +
-      `wrk.headers["Content-Type"] = "application/json"\n`;
+    const lua = postJson(JSON.stringify({ events }));
     const ingest = (environment: string) =>
       wrk(`${service.url}/api/v1/sdk/events`, {
         connections: 4,

@@ -7,11 +7,9 @@ import { createLink, type LinkRow } from "../services/links.ts";
 import { createProject } from "../services/projects.ts";
 import { countingSql } from "../tests/helpers/database.ts";
 import type { Row } from "./sdk.ts";
-import { type BenchDatabase, compare, fmt, serveService, wrk } from "./lib.ts";
+import { type BenchDatabase, compare, fmt, postJson, serveService, wrk } from "./lib.ts";
 
-const post = (body: unknown) =>
-  `wrk.method = "POST"\nwrk.body = ${JSON.stringify(JSON.stringify(body))}\n` +
-  `wrk.headers["Content-Type"] = "application/json"\n`;
+const post = (body: unknown) => postJson(JSON.stringify(body));
 
 export async function graphqlBenchmarks(db: BenchDatabase, seconds: number): Promise<Row[]> {
   const { sql } = db;

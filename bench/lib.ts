@@ -142,6 +142,12 @@ export async function wrk(url: string, o: WrkOptions): Promise<WrkResult> {
   };
 }
 
+/** A wrk Lua script that POSTs `body` as JSON on every request. */
+export function postJson(body: string): string {
+  return `wrk.method = "POST"\nwrk.body = ${JSON.stringify(body)}\n` +
+    `wrk.headers["Content-Type"] = "application/json"\n`;
+}
+
 export function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   const mid = Math.floor(s.length / 2);

@@ -2,7 +2,7 @@
 // each against a bare Deno.serve + postgres.js handler running the same SQL in the same run.
 import { createLink } from "../services/links.ts";
 import { createProject } from "../services/projects.ts";
-import { type BenchDatabase, compare, fmt, serve, serveService, wrk } from "./lib.ts";
+import { type BenchDatabase, compare, fmt, postJson, serve, serveService, wrk } from "./lib.ts";
 
 export interface Row {
   name: string;
@@ -137,9 +137,7 @@ export async function sdkBenchmarks(db: BenchDatabase, seconds: number): Promise
       device: { os: "iOS", model: "iPhone15,2" },
       geo: { country: "DE", city: "Berlin" },
     }));
-    const body = JSON.stringify({ events });
-    const lua = `wrk.method = "POST"\nwrk.body = ${JSON.stringify(body)}\n` +
-      `wrk.headers["Content-Type"] = "application/json"\n`;
+    const lua = postJson(JSON.stringify({ events }));
     const ingest = await wrk(`${service.url}/api/v1/sdk/events`, {
       connections: 4,
       seconds,

@@ -2,7 +2,7 @@
 // captured feed) as NDJSON, streamed in bounded batches.
 import type { Sql } from "../db/connect.ts";
 import { ApiError } from "./errors.ts";
-import { FEED_EVENT_TYPES } from "./feed.ts";
+import { normaliseEventTypes } from "./feed.ts";
 import { getEnvironmentOrThrow } from "./projects.ts";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -10,8 +10,6 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export const MAX_EXPORT_DAYS = 31;
 /** Rows per query: ~300 KB of envelopes, the most one export holds in memory at a time. */
 export const EXPORT_BATCH_SIZE = 1000;
-
-const KNOWN_TYPES: ReadonlySet<string> = new Set(FEED_EVENT_TYPES);
 
 export interface ExportRange {
   /** Inclusive. */
@@ -61,21 +59,14 @@ export async function planExport(
   if (range.to.getTime() - range.from.getTime() > MAX_EXPORT_DAYS * DAY_MS) {
     throw new ApiError("invalid_field", `to: must be at most ${MAX_EXPORT_DAYS} days after from`);
   }
-  for (const type of range.eventTypes) {
-    if (!KNOWN_TYPES.has(type)) {
-      throw new ApiError(
-        "invalid_event_type",
-        `event_types[] must be among ${FEED_EVENT_TYPES.join(", ")}`,
-      );
-    }
-  }
+  const eventTypes = normaliseEventTypes(range.eventTypes);
   const env = await getEnvironmentOrThrow(sql, projectId);
   const retentionCutoff = new Date(options.now.getTime() - options.analyticsRetentionDays * DAY_MS);
   return {
     environmentId: env.id,
     from: range.from,
     to: range.to,
-    eventTypes: [...new Set(range.eventTypes)].sort(),
+    eventTypes,
     retentionCutoff,
   };
 }

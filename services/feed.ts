@@ -119,8 +119,11 @@ function parseLimit(raw: string | number | undefined): number {
   return n;
 }
 
-/** Sorted and deduplicated; every known type at once is the same as no filter. */
-function normaliseEventTypes(raw: readonly string[]): string[] {
+/**
+ * The `event_types[]` filter, sorted and deduplicated (400 for an unknown type); every known
+ * type at once is the same as no filter, and both read as [].
+ */
+export function normaliseEventTypes(raw: readonly string[]): string[] {
   for (const type of raw) {
     if (!KNOWN_TYPES.has(type)) {
       throw new ApiError(

@@ -1,3 +1,4 @@
+import { assertError } from "./helpers/server.ts";
 import assert from "node:assert/strict";
 import { createLink } from "../services/links.ts";
 import {
@@ -14,15 +15,6 @@ const api = (method: string, path: string, options: Parameters<typeof call>[3] =
   call(srv.url, method, path, { ...options, headers: { ...adminHeaders, ...options.headers } });
 
 Deno.test.afterAll(() => srv.close());
-
-function assertError(res: { status: number; body: unknown }, status: number, code: string) {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  const body = res.body as { error: { status: number; code: string; message: string } };
-  assert.equal(body.error.status, status);
-  assert.equal(body.error.code, code);
-  assert.equal(typeof body.error.message, "string");
-  assert.ok(body.error.message.length > 0);
-}
 
 Deno.test("POST /api/v1/admin/projects creates both environments, a sqids hashid and a key shown once", async () => {
   const res = await api("POST", "/api/v1/admin/projects", {

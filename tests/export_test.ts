@@ -1,3 +1,4 @@
+import { assertError } from "./helpers/server.ts";
 // GET /api/v1/projects/:project_id/export: the analytics history as NDJSON, its errors, the
 // retention window, and that a paused download does not hold the database.
 import assert from "node:assert/strict";
@@ -6,7 +7,7 @@ import { residentBytes, sampleMemory, sleep } from "./helpers/client.ts";
 import { listening, startService } from "./helpers/process.ts";
 import { createTestDatabase } from "./helpers/database.ts";
 import { readAll } from "./helpers/feed.ts";
-import { assertError, ingest } from "./helpers/sdk.ts";
+import { ingest } from "./helpers/sdk.ts";
 import {
   ADMIN_TOKEN,
   adminHeaders,

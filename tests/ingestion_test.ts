@@ -1,6 +1,7 @@
+import { assertError } from "./helpers/server.ts";
 import assert from "node:assert/strict";
 import { ManualClock } from "../services/clock.ts";
-import { assertError, generateLink, ingest, sendEvents } from "./helpers/sdk.ts";
+import { generateLink, ingest, sendEvents } from "./helpers/sdk.ts";
 import {
   call,
   createFeedToken,

@@ -1,3 +1,4 @@
+import { assertError } from "./helpers/server.ts";
 // Client input at the edges of what the service can store or serve: each gets a clear 4xx (or
 // the documented answer), never a 500.
 import assert from "node:assert/strict";
@@ -12,11 +13,6 @@ const srv = await startTestServer();
 Deno.test.afterAll(() => srv.close());
 const project = await createProject(srv.url);
 const sdk = { "PROJECT-KEY": project.key, "ENVIRONMENT": "production" };
-
-function assertError(res: { status: number; body: unknown }, status: number, code: string) {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  assert.equal((res.body as { error: { code: string } }).error.code, code);
-}
 
 Deno.test("redirect URLs are stored normalised, so any of them can go in a Location header", async () => {
   const made = await call(srv.url, "POST", "/api/v1/sdk/generate_link", {

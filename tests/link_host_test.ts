@@ -1,9 +1,9 @@
+import { assertError } from "./helpers/server.ts";
 import assert from "node:assert/strict";
 import { createLink } from "../services/links.ts";
 import { ManualClock } from "../services/clock.ts";
-import { assertError, generateLink, generateLinkCall, linkMetrics } from "./helpers/sdk.ts";
+import { deactivateLink, generateLink, generateLinkCall, linkMetrics } from "./helpers/sdk.ts";
 import {
-  adminHeaders,
   call,
   createFeedToken,
   createProject,
@@ -191,16 +191,7 @@ Deno.test("the link host never follows a non-http(s) URL; generate_link refuses 
 
 Deno.test("GET /:path answers 404 HTML for unknown and deactivated links and non-link paths, never 500", async () => {
   const path = await generateLink(srv.url, project.key, "production", REDIRECTS);
-  const off = await call(
-    srv.url,
-    "PATCH",
-    `/api/v1/projects/${project.productionId}/links/${path}`,
-    {
-      headers: adminHeaders,
-      body: { active: false },
-    },
-  );
-  assert.equal(off.status, 200);
+  await deactivateLink(srv.url, project.productionId, path);
   for (
     const p of [
       path,

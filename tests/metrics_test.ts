@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { ManualClock } from "../services/clock.ts";
 import {
+  deactivateLink,
   generateLink,
   ingest,
   type Json,
@@ -9,7 +10,7 @@ import {
   type MetricsItem,
   sdkHeaders,
 } from "./helpers/sdk.ts";
-import { adminHeaders, call, createProject, startTestServer } from "./helpers/server.ts";
+import { call, createProject, startTestServer } from "./helpers/server.ts";
 
 const NOW = "2026-03-01T12:00:00.000Z";
 const srv = await startTestServer({ clock: new ManualClock(NOW) });
@@ -234,16 +235,7 @@ Deno.test("GET /api/v1/sdk/metrics_for_project lists active links with every fie
       await call(srv.url, "GET", `/${path}`, { headers: { "User-Agent": "curl/8" } });
     }
   }
-  const deactivated = await call(
-    srv.url,
-    "PATCH",
-    `/api/v1/projects/${p.productionId}/links/${off}`,
-    {
-      headers: adminHeaders,
-      body: { active: false },
-    },
-  );
-  assert.equal(deactivated.status, 200);
+  await deactivateLink(srv.url, p.productionId, off);
 
   const items = await metrics(srv.url, p.key, "production");
   assert.deepEqual(items.map((i) => i.path), [a, c, b, d]);

@@ -1,3 +1,4 @@
+import { assertError } from "./helpers/server.ts";
 import assert from "node:assert/strict";
 import {
   adminHeaders,
@@ -6,7 +7,7 @@ import {
   LINK_BASE_URL,
   startTestServer,
 } from "./helpers/server.ts";
-import { assertError, generateLink, generateLinkCall, sdkHeaders } from "./helpers/sdk.ts";
+import { deactivateLink, generateLink, generateLinkCall, sdkHeaders } from "./helpers/sdk.ts";
 
 const srv = await startTestServer();
 Deno.test.afterAll(() => srv.close());
@@ -369,16 +370,7 @@ Deno.test("GET /api/v1/sdk/link/:link_path sees only links of the ENVIRONMENT's 
 
 Deno.test("GET /api/v1/sdk/link/:link_path returns a deactivated link with active false", async () => {
   const path = await generateLink(srv.url, project.key, "production", { title: "off" });
-  const off = await call(
-    srv.url,
-    "PATCH",
-    `/api/v1/projects/${project.productionId}/links/${path}`,
-    {
-      headers: adminHeaders,
-      body: { active: false },
-    },
-  );
-  assert.equal(off.status, 200);
+  await deactivateLink(srv.url, project.productionId, path);
   const got = await lookup(path);
   assert.equal(got.status, 200);
   assert.equal(got.body.link.active, false);

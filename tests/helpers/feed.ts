@@ -115,21 +115,6 @@ export async function readAll(
   }
 }
 
-/** Asserts the whole contract error body. */
-export function assertError(
-  res: { status: number; body: unknown; text?: string },
-  status: number,
-  code: string,
-): void {
-  assert.equal(res.status, status, res.text ?? JSON.stringify(res.body));
-  const body = res.body as { error: { status: number; code: string; message: string } };
-  assert.deepEqual(Object.keys(body), ["error"]);
-  assert.equal(body.error.status, status);
-  assert.equal(body.error.code, code);
-  assert.equal(typeof body.error.message, "string");
-  assert.ok(body.error.message.length > 0);
-}
-
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
 }

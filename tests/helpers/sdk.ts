@@ -1,6 +1,6 @@
 // SDK API helpers: headers, link generation, event batches and metrics over HTTP.
 import assert from "node:assert/strict";
-import { call, type TestResponse } from "./server.ts";
+import { adminHeaders, call, type TestResponse } from "./server.ts";
 
 /** A parsed JSON body, read field by field in assertions. */
 // deno-lint-ignore no-explicit-any
@@ -10,24 +10,6 @@ export type SdkEnvironment = "production" | "development" | "test";
 
 export function sdkHeaders(key: string, environment: SdkEnvironment | string) {
   return { "PROJECT-KEY": key, ENVIRONMENT: environment };
-}
-
-/** Asserts the contract's error body, whole: status, code and a non-empty message. */
-export function assertError(
-  res: { status: number; body: unknown },
-  status: number,
-  code: string,
-  message?: RegExp,
-): void {
-  assert.equal(res.status, status, JSON.stringify(res.body));
-  const body = res.body as { error: { status: number; code: string; message: string } };
-  assert.deepEqual(Object.keys(body), ["error"]);
-  assert.deepEqual(Object.keys(body.error).sort(), ["code", "message", "status"]);
-  assert.equal(body.error.status, status);
-  assert.equal(body.error.code, code);
-  assert.equal(typeof body.error.message, "string");
-  assert.ok(body.error.message.length > 0);
-  if (message) assert.match(body.error.message, message);
 }
 
 export function generateLinkCall(
@@ -102,4 +84,14 @@ export async function linkMetrics(
   const item = (await metrics(base, key, environment)).find((m) => m.path === path);
   assert.ok(item, `link ${path} is not in the metrics`);
   return item;
+}
+
+/** Deactivates a link through the admin API (PATCH …/links/:path) and checks it took. */
+export async function deactivateLink(base: string, projectId: number, path: string) {
+  const res = await call(base, "PATCH", `/api/v1/projects/${projectId}/links/${path}`, {
+    headers: adminHeaders,
+    body: { active: false },
+  });
+  assert.equal(res.status, 200, res.text);
+  assert.equal(res.body.link.active, false);
 }

@@ -1,3 +1,4 @@
+import assert from "node:assert/strict";
 // The real app on a random loopback port, over a test database, with a clock the test moves.
 import { type Config, resolveConfig } from "../../config.ts";
 import type { Sql } from "../../db/connect.ts";
@@ -112,6 +113,24 @@ export async function call<T = any>(
   let parsed: unknown = text;
   if (res.headers.get("content-type")?.includes("application/json")) parsed = JSON.parse(text);
   return { status: res.status, headers: res.headers, body: parsed as T, text };
+}
+
+/** Asserts the contract's error body, whole: status, code and a non-empty message. */
+export function assertError(
+  res: { status: number; body: unknown },
+  status: number,
+  code: string,
+  message?: RegExp,
+): void {
+  assert.equal(res.status, status, JSON.stringify(res.body));
+  const body = res.body as { error: { status: number; code: string; message: string } };
+  assert.deepEqual(Object.keys(body), ["error"]);
+  assert.deepEqual(Object.keys(body.error).sort(), ["code", "message", "status"]);
+  assert.equal(body.error.status, status);
+  assert.equal(body.error.code, code);
+  assert.equal(typeof body.error.message, "string");
+  assert.ok(body.error.message.length > 0);
+  if (message) assert.match(body.error.message, message);
 }
 
 export const adminHeaders = { Authorization: `Bearer ${ADMIN_TOKEN}` };
