@@ -1,7 +1,7 @@
 // Composition root: read config, open the database, build the app, serve, shut down cleanly.
 import { ConfigError, readConfig } from "./config.ts";
 import { openDatabase } from "./db/connect.ts";
-import { createApp } from "./rest/app.ts";
+import { createApp } from "./app.ts";
 import { resolveAdminToken } from "./services/admin_token.ts";
 import { systemClock } from "./services/clock.ts";
 import { startBackgroundJobs } from "./services/jobs.ts";

@@ -4,7 +4,7 @@ import postgres from "postgres";
 import { resolveConfig } from "../config.ts";
 import { connect, type Sql } from "../db/connect.ts";
 import { migrate } from "../db/migrate.ts";
-import { createApp } from "../rest/app.ts";
+import { createApp } from "../app.ts";
 import { systemClock } from "../services/clock.ts";
 import { createLogger } from "../services/log.ts";
 import { hashSecret } from "../services/secrets.ts";

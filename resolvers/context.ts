@@ -1,5 +1,5 @@
 // The one place a GraphQL request's context is made: who is asking, and fresh loaders.
-import type { AppDeps } from "../rest/deps.ts";
+import type { AppDeps } from "../services/deps.ts";
 import { createLoaders, type Loaders } from "./loaders.ts";
 
 export interface GraphQLContext {

@@ -3,8 +3,8 @@
 import { GraphQLError } from "graphql";
 import { maskError as yogaMaskError } from "graphql-yoga";
 import { z } from "zod";
-import { fieldPath } from "../rest/errors.ts";
-import { ApiError, type ErrorCode } from "../services/errors.ts";
+
+import { ApiError, type ErrorCode, fieldPath } from "../services/errors.ts";
 
 const GRAPHQL_CODE: Partial<Record<ErrorCode, string>> = {
   unauthorized: "UNAUTHENTICATED",

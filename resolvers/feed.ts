@@ -1,6 +1,6 @@
 import type { Purchase } from "../services/events.ts";
 import { FEED_SCHEMA_VERSION, readFeedPage } from "../services/feed.ts";
-import { bearerToken } from "../services/feed_auth.ts";
+import { bearerToken } from "../inputs/headers.ts";
 import type { Link } from "../services/links.ts";
 import type { GraphQLContext } from "./context.ts";
 

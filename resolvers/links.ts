@@ -1,4 +1,4 @@
-import { newLinkInput } from "../rest/schemas/links.ts";
+import { newLinkInput } from "../inputs/links.ts";
 import { ApiError } from "../services/errors.ts";
 import {
   accessPath,

@@ -5,7 +5,7 @@ import { EnvelopArmorPlugin } from "@escape.tech/graphql-armor";
 import { useDisableIntrospection } from "@graphql-yoga/plugin-disable-introspection";
 import { createYoga, type FetchAPI, type Plugin } from "graphql-yoga";
 import { schema } from "../schema/mod.ts";
-import type { AppDeps } from "../rest/deps.ts";
+import type { AppDeps } from "../services/deps.ts";
 import { describeError } from "../services/log.ts";
 import { createContext, type GraphQLContext } from "./context.ts";
 import { isUnexpected, maskError } from "./errors.ts";

@@ -13,8 +13,9 @@ import {
 } from "../services/projects.ts";
 import { secretMatches } from "../services/secrets.ts";
 import { readBody } from "./body.ts";
-import { httpUrl, text } from "./schemas/common.ts";
-import type { AppDeps, AppEnv } from "./deps.ts";
+import { httpUrl, text } from "../inputs/common.ts";
+import type { AppDeps } from "../services/deps.ts";
+import type { AppEnv } from "./deps.ts";
 
 const name = text(200).trim().min(1);
 const createProjectBody = z.object({ name, enterprise: z.boolean().default(false) });

@@ -4,6 +4,7 @@ import {
   ApiError,
   ERROR_STATUS,
   type ErrorCode,
+  fieldPath,
   isDatabaseUnavailable,
   isDataException,
 } from "../services/errors.ts";
@@ -16,15 +17,6 @@ export function errorResponse(
 ): Response {
   const status = ERROR_STATUS[code];
   return Response.json({ error: { status, code, message } }, { status, headers });
-}
-
-/** A dotted path as clients write it: `events[3].occurred_at`. */
-export function fieldPath(path: readonly PropertyKey[]): string {
-  let out = "";
-  for (const part of path) {
-    out += typeof part === "number" ? `[${part}]` : out ? `.${String(part)}` : String(part);
-  }
-  return out || "body";
 }
 
 export function toErrorResponse(

@@ -4,7 +4,8 @@ import { ApiError } from "../services/errors.ts";
 import { planExport, streamExport } from "../services/export.ts";
 import { describeError } from "../services/log.ts";
 import { adminAuth } from "./admin.ts";
-import type { AppDeps, AppEnv } from "./deps.ts";
+import type { AppDeps } from "../services/deps.ts";
+import type { AppEnv } from "./deps.ts";
 
 // ISO 8601: a date and time with an offset (`2026-03-01T00:00:00Z`), or a date (UTC midnight).
 const instant = z.union([z.iso.datetime({ offset: true }), z.iso.date()])

@@ -1,7 +1,8 @@
 import { Hono } from "hono";
 import { feedPageJson, readFeedPage } from "../services/feed.ts";
-import { bearerToken } from "../services/feed_auth.ts";
-import type { AppDeps, AppEnv } from "./deps.ts";
+import { bearerToken } from "../inputs/headers.ts";
+import type { AppDeps } from "../services/deps.ts";
+import type { AppEnv } from "./deps.ts";
 
 /** The feed API: GET /api/v1/projects/:project_id/event_stream. */
 export function feedRoutes(deps: AppDeps): Hono<AppEnv> {

@@ -2,7 +2,8 @@ import { Hono } from "hono";
 import type { Context } from "hono";
 import { decideHit, detectPlatform, isPreviewCrawler } from "../services/link_host.ts";
 import { accessPath, getHostedLink } from "../services/links.ts";
-import type { AppDeps, AppEnv } from "./deps.ts";
+import type { AppDeps } from "../services/deps.ts";
+import type { AppEnv } from "./deps.ts";
 import { renderNotFoundPage, renderPreviewPage } from "./link_host_html.ts";
 
 /** First segments that belong to the API, never to a link: they keep the JSON 404. */

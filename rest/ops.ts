@@ -1,6 +1,7 @@
 import { Hono } from "hono";
 import { ApiError } from "../services/errors.ts";
-import type { AppDeps, AppEnv } from "./deps.ts";
+import type { AppDeps } from "../services/deps.ts";
+import type { AppEnv } from "./deps.ts";
 import { OPENAPI_DOCUMENT } from "./openapi.ts";
 
 export function opsRoutes(deps: AppDeps): Hono<AppEnv> {

@@ -6,9 +6,10 @@ import { accessPath, createLink, getLinkForSdkOrThrow, toLink } from "../service
 import { projectMetricsJson } from "../services/metrics.ts";
 import { authenticateSdk, LINK_ENVIRONMENTS, METRICS_ENVIRONMENTS } from "../services/sdk_auth.ts";
 import { readBody, readJson } from "./body.ts";
-import type { AppDeps, AppEnv } from "./deps.ts";
-import { parseIngestBody } from "./schemas/events.ts";
-import { generateLinkBody } from "./schemas/links.ts";
+import type { AppDeps } from "../services/deps.ts";
+import type { AppEnv } from "./deps.ts";
+import { parseIngestBody } from "../inputs/events.ts";
+import { generateLinkBody } from "../inputs/links.ts";
 
 /** The SDK API under {base_url} = /api/v1/sdk: generate_link, link, metrics_for_project, events. */
 export function sdkRoutes(deps: AppDeps): Hono<AppEnv> {

@@ -80,3 +80,12 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   return UNAVAILABLE_CODES.has(code) || code.startsWith("08") || code.startsWith("53") ||
     code.startsWith("57P");
 }
+
+/** A dotted path as clients write it: `events[3].occurred_at`. */
+export function fieldPath(path: readonly PropertyKey[]): string {
+  let out = "";
+  for (const part of path) {
+    out += typeof part === "number" ? `[${part}]` : out ? `.${String(part)}` : String(part);
+  }
+  return out || "body";
+}

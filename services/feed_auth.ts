@@ -12,12 +12,6 @@ export interface FeedReader {
   enterprise: boolean;
 }
 
-/** The token of an `Authorization: Bearer <token>` header, or null. */
-export function bearerToken(header: string | null | undefined): string | null {
-  const match = /^Bearer +(\S+) *$/i.exec(header ?? "");
-  return match?.[1] ?? null;
-}
-
 /**
  * The active token behind a presented value, or 401. Read fresh on every request (no cache),
  * so a revocation stops the very next read. The lookup goes by digest through a unique index,

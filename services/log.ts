@@ -32,8 +32,6 @@ function writeStdout(line: string) {
   Deno.stdout.writeSync(encoder.encode(line + "\n"));
 }
 
-export const silentLogger: Logger = createLogger("error", () => {});
-
 /** What an unexpected error may put in a log: its kind and message, no bound parameters. */
 export function describeError(err: unknown): Record<string, unknown> {
   if (err instanceof Error) {

@@ -2,7 +2,7 @@ import { assertError } from "./helpers/server.ts";
 // GET /api/v1/projects/:project_id/export: the analytics history as NDJSON, its errors, the
 // retention window, and that a paused download does not hold the database.
 import assert from "node:assert/strict";
-import { ManualClock } from "../services/clock.ts";
+import { ManualClock } from "./helpers/clock.ts";
 import { residentBytes, sampleMemory, sleep } from "./helpers/client.ts";
 import { listening, startService } from "./helpers/process.ts";
 import { createTestDatabase } from "./helpers/database.ts";

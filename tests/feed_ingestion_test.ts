@@ -1,7 +1,7 @@
 // End to end: events sent through POST /api/v1/sdk/events (and link-host views) come out of
 // GET /api/v1/projects/:project_id/event_stream.
 import assert from "node:assert/strict";
-import { ManualClock } from "../services/clock.ts";
+import { ManualClock } from "./helpers/clock.ts";
 import { readAll, readOk } from "./helpers/feed.ts";
 import { generateLink, ingest } from "./helpers/sdk.ts";
 import { call, createFeedToken, createProject, startTestServer } from "./helpers/server.ts";

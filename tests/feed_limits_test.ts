@@ -2,7 +2,7 @@ import { assertError } from "./helpers/server.ts";
 // The feed's rate limit (120 reads in any 60 s per token, across instances) and the token's
 // last-used stamp (to the minute, not a write per request).
 import assert from "node:assert/strict";
-import { ManualClock } from "../services/clock.ts";
+import { ManualClock } from "./helpers/clock.ts";
 import { createTestDatabase } from "./helpers/database.ts";
 import { readFeed } from "./helpers/feed.ts";
 import { adminHeaders, call, createFeedToken, createProject, serveApp } from "./helpers/server.ts";

@@ -2,7 +2,7 @@ import { assertError } from "./helpers/server.ts";
 // GET /api/v1/projects/:project_id/event_stream: errors in the contract's order, paging,
 // filters, cursors, and when capture starts and ends.
 import assert from "node:assert/strict";
-import { ManualClock } from "../services/clock.ts";
+import { ManualClock } from "./helpers/clock.ts";
 import { capture, readAll, readFeed, readOk } from "./helpers/feed.ts";
 import {
   adminHeaders,

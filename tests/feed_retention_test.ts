@@ -1,10 +1,10 @@
 // The feed's seven-day window (by received_at, on the injected clock), the retention purge and
 // the background job that runs it.
 import assert from "node:assert/strict";
-import { ManualClock } from "../services/clock.ts";
+import { ManualClock } from "./helpers/clock.ts";
 import { purgeExpired } from "../services/feed_retention.ts";
 import { startBackgroundJobs } from "../services/jobs.ts";
-import { silentLogger } from "../services/log.ts";
+import { silentLogger } from "./helpers/clock.ts";
 import { capture, readAll, readOk, sleep } from "./helpers/feed.ts";
 import { createFeedToken, createProject, startTestServer } from "./helpers/server.ts";
 

@@ -1,6 +1,6 @@
 import { assertError } from "./helpers/server.ts";
 import assert from "node:assert/strict";
-import { ManualClock } from "../services/clock.ts";
+import { ManualClock } from "./helpers/clock.ts";
 import { generateLink, ingest, sendEvents } from "./helpers/sdk.ts";
 import {
   call,

@@ -2,9 +2,9 @@ import { assertError } from "./helpers/server.ts";
 // Client input at the edges of what the service can store or serve: each gets a clear 4xx (or
 // the documented answer), never a 500.
 import assert from "node:assert/strict";
-import { ManualClock } from "../services/clock.ts";
+import { ManualClock } from "./helpers/clock.ts";
 import { getHostedLink } from "../services/links.ts";
-import { silentLogger } from "../services/log.ts";
+import { silentLogger } from "./helpers/clock.ts";
 import { ViewRecorder } from "../services/view_recorder.ts";
 import { gql } from "./helpers/graphql.ts";
 import { adminHeaders, call, createProject, startTestServer } from "./helpers/server.ts";

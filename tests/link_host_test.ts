@@ -1,7 +1,7 @@
 import { assertError } from "./helpers/server.ts";
 import assert from "node:assert/strict";
 import { createLink } from "../services/links.ts";
-import { ManualClock } from "../services/clock.ts";
+import { ManualClock } from "./helpers/clock.ts";
 import { deactivateLink, generateLink, generateLinkCall, linkMetrics } from "./helpers/sdk.ts";
 import {
   call,

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { OPENAPI_DOCUMENT } from "../rest/openapi.ts";
 import { call, startTestServer } from "./helpers/server.ts";
-import { createApp } from "../rest/app.ts";
+import { createApp } from "../app.ts";
 
 const srv = await startTestServer();
 Deno.test.afterAll(() => srv.close());

@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { resolveConfig } from "../config.ts";
 import { connect } from "../db/connect.ts";
-import { createApp } from "../rest/app.ts";
-import { ManualClock } from "../services/clock.ts";
+import { createApp } from "../app.ts";
+import { ManualClock } from "./helpers/clock.ts";
 import { createLogger } from "../services/log.ts";
 import { hashSecret } from "../services/secrets.ts";
 import { ViewRecorder } from "../services/view_recorder.ts";

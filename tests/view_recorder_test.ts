@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { ManualClock } from "../services/clock.ts";
+import { ManualClock } from "./helpers/clock.ts";
 import { createLink, getHostedLink } from "../services/links.ts";
 import { createLogger } from "../services/log.ts";
 import { ViewRecorder } from "../services/view_recorder.ts";

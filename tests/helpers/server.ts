@@ -2,9 +2,9 @@ import assert from "node:assert/strict";
 // The real app on a random loopback port, over a test database, with a clock the test moves.
 import { type Config, resolveConfig } from "../../config.ts";
 import type { Sql } from "../../db/connect.ts";
-import { createApp } from "../../rest/app.ts";
-import { ManualClock } from "../../services/clock.ts";
-import { silentLogger } from "../../services/log.ts";
+import { createApp } from "../../app.ts";
+import { ManualClock } from "./clock.ts";
+import { silentLogger } from "./clock.ts";
 import { hashSecret } from "../../services/secrets.ts";
 import { ViewRecorder } from "../../services/view_recorder.ts";
 import { createTestDatabase, type TestDatabase } from "./database.ts";

@@ -1,17 +1,22 @@
 import { Hono } from "hono";
 import { requestId } from "hono/request-id";
-import { createGraphQLHandler } from "../resolvers/yoga.ts";
-import { adminRoutes } from "./admin.ts";
-import type { AppDeps, AppEnv } from "./deps.ts";
-import { errorResponse, toErrorResponse } from "./errors.ts";
-import { accessLog, limitBody } from "./middleware.ts";
-import { exportRoutes } from "./export.ts";
-import { feedRoutes } from "./feed.ts";
-import { linkHostRoutes } from "./link_host.ts";
-import { opsRoutes } from "./ops.ts";
-import { sdkRoutes } from "./sdk.ts";
+import { createGraphQLHandler } from "./resolvers/yoga.ts";
+import { adminRoutes } from "./rest/admin.ts";
+import type { AppEnv } from "./rest/deps.ts";
+import { errorResponse, toErrorResponse } from "./rest/errors.ts";
+import { accessLog, limitBody } from "./rest/middleware.ts";
+import { exportRoutes } from "./rest/export.ts";
+import { feedRoutes } from "./rest/feed.ts";
+import { linkHostRoutes } from "./rest/link_host.ts";
+import { opsRoutes } from "./rest/ops.ts";
+import { sdkRoutes } from "./rest/sdk.ts";
+import type { AppDeps } from "./services/deps.ts";
 
-/** Builds the whole HTTP app; main.ts and the tests serve it with Deno.serve. */
+/**
+ * Builds the whole HTTP app from its transports (REST, GraphQL, the link host); main.ts and the
+ * tests serve it with Deno.serve. Transports import services and the shared `inputs/`, never
+ * each other: this is the one module that knows them all.
+ */
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   app.use("*", requestId());

@@ -1,7 +1,7 @@
 // The body of POST {base_url}/events (CONTRACT.md, "Event ingestion").
 import { z } from "zod";
-import { ApiError } from "../../services/errors.ts";
-import { INGESTED_EVENT_TYPES, type NewEvent } from "../../services/events.ts";
+import { ApiError } from "../services/errors.ts";
+import { INGESTED_EVENT_TYPES, type NewEvent } from "../services/events.ts";
 import { isPlainObject, jsonObject, text } from "./common.ts";
 
 export const MAX_EVENTS = 1000;

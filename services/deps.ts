@@ -1,0 +1,22 @@
+import type { Config } from "../config.ts";
+import type { Sql } from "../db/connect.ts";
+import type { Clock } from "./clock.ts";
+import type { Logger } from "./log.ts";
+import type { ViewRecorder } from "./view_recorder.ts";
+
+/**
+ * What the services run with, and so what every transport is built from: main.ts passes the real
+ * ones, tests their own clock and logger.
+ */
+export interface AppDeps {
+  sql: Sql;
+  config: Config;
+  clock: Clock;
+  logger: Logger;
+  /** SHA-256 digest of the instance admin token. */
+  adminTokenHash: string;
+  /** HMAC key of feed cursors: CURSOR_SECRET, or the one generated once and kept in the database. */
+  cursorSecret: string;
+  /** Link-host views, written behind the responses; main.ts flushes it at shutdown. */
+  views: ViewRecorder;
+}
