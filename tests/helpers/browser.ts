@@ -1,0 +1,47 @@
+// A real browser for the tests: Debian's Chromium (`apt-get install chromium`, which .ci/run
+// does) driven by playwright-core. The flags keep Chromium off every network but loopback, as
+// the tests' closed network expects; screenshots go to test-output/ (not committed).
+import { type Browser, chromium, type Page } from "playwright-core";
+
+export const CHROMIUM = Deno.env.get("CHROMIUM_PATH") ?? "/usr/bin/chromium";
+export const SCREENSHOT_DIR = "test-output/screenshots";
+
+const FLAGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+
+/** True when the browser is installed; tests that need it fail loudly when it is not. */
+export function hasChromium(): boolean {
+  try {
+    return Deno.statSync(CHROMIUM).isFile;
+  } catch {
+    return false;
+  }
+}
+
+export async function launchBrowser(): Promise<Browser> {
+  // playwright gives every launch an empty profile directory of its own.
+  return await chromium.launch({ executablePath: CHROMIUM, args: FLAGS });
+}
+
+/** Writes a screenshot of the page's full height; the name says what it shows. */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  await Deno.mkdir(SCREENSHOT_DIR, { recursive: true });
+  const path = `${SCREENSHOT_DIR}/${name.replace(/[^a-zA-Z0-9_.-]/g, "_")}.png`;
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}
+
+/** The page's content is wider than its viewport: horizontal overflow, which phones show. */
+export async function hasHorizontalOverflow(page: Page): Promise<boolean> {
+  return await page.evaluate(() =>
+    document.documentElement.scrollWidth > document.documentElement.clientWidth + 1
+  );
+}
