@@ -34,6 +34,8 @@ export interface FeedEvent {
   attribution?: Record<string, unknown>;
   geo?: Record<string, unknown>;
   purchase?: FeedPurchase;
+  /** A session's length in whole seconds. */
+  time_spent?: number;
   [field: string]: unknown;
 }
 

@@ -1,10 +1,9 @@
-// The one place where errors become GraphQL errors: ApiError codes map to extensions.code, and
-// anything unexpected is masked (resolvers/yoga.ts logs it with the request id).
+// The one place where errors become GraphQL errors: services/errors.ts classifies (as it does for
+// REST), this translates the contract's codes to extensions.code; internal errors are masked
+// (resolvers/yoga.ts logs what the classification says to log, with the request id).
 import { GraphQLError } from "graphql";
 import { maskError as yogaMaskError } from "graphql-yoga";
-import { z } from "zod";
-
-import { ApiError, type ErrorCode, fieldPath } from "../services/errors.ts";
+import { type ClassifiedError, classifyError, type ErrorCode } from "../services/errors.ts";
 
 const GRAPHQL_CODE: Partial<Record<ErrorCode, string>> = {
   unauthorized: "UNAUTHENTICATED",
@@ -19,12 +18,14 @@ const GRAPHQL_CODE: Partial<Record<ErrorCode, string>> = {
   invalid_event_type: "BAD_USER_INPUT",
   not_found: "NOT_FOUND",
   payload_too_large: "BAD_USER_INPUT",
+  unavailable: "UNAVAILABLE",
+  internal: "INTERNAL_SERVER_ERROR",
 };
 
 /**
  * Errors outside any resolver (no `path`: a document that does not parse or validate, variables
- * of the wrong type, a malformed request) come from the client's input. Inside a resolver only
- * ApiError and ZodError do; anything else there is a bug or an outage.
+ * of the wrong type, a malformed request) come from the client's input. Inside a resolver the
+ * shared classification decides.
  */
 function isRequestError(error: unknown): boolean {
   // A bare SyntaxError is Yoga's JSON.parse of GET parameters (variables, extensions); one in a
@@ -33,33 +34,24 @@ function isRequestError(error: unknown): boolean {
     error instanceof SyntaxError;
 }
 
-/** True for an error no client input explains: a bug or an outage, to be logged. */
-export function isUnexpected(error: unknown): boolean {
-  const original = error instanceof GraphQLError ? error.originalError : error;
-  if (original instanceof ApiError || original instanceof z.ZodError) return false;
-  return !isRequestError(error);
+/** The classification of an error raised inside a resolver, or null for a request error. */
+export function classifyResolverError(error: unknown): ClassifiedError | null {
+  if (isRequestError(error)) return null;
+  return classifyError(error instanceof GraphQLError ? error.originalError ?? error : error);
 }
 
 export function maskError(error: unknown, message: string, isDev?: boolean): Error {
-  const original = error instanceof GraphQLError ? error.originalError : error;
-  if (original instanceof ApiError) {
-    const code = GRAPHQL_CODE[original.code] ?? "INTERNAL_SERVER_ERROR";
-    return new GraphQLError(original.message, {
-      nodes: (error as GraphQLError).nodes,
-      path: (error as GraphQLError).path,
+  const classified = classifyResolverError(error);
+  if (classified && classified.code !== "internal") {
+    const e = error as GraphQLError;
+    return new GraphQLError(classified.message, {
+      nodes: e.nodes,
+      path: e.path,
       extensions: {
-        code,
-        reason: original.code,
-        ...(original.retryAfter === undefined ? {} : { retryAfter: original.retryAfter }),
+        code: GRAPHQL_CODE[classified.code] ?? "INTERNAL_SERVER_ERROR",
+        reason: classified.code,
+        ...(classified.retryAfter === undefined ? {} : { retryAfter: classified.retryAfter }),
       },
-    });
-  }
-  if (original instanceof z.ZodError) {
-    const issue = original.issues[0]!;
-    return new GraphQLError(`${fieldPath(issue.path)}: ${issue.message}`, {
-      nodes: (error as GraphQLError).nodes,
-      path: (error as GraphQLError).path,
-      extensions: { code: "BAD_USER_INPUT", reason: "invalid_field" },
     });
   }
   // Document and variable errors keep GraphQL's message, which names what is wrong.

@@ -1,24 +1,8 @@
-import type { Purchase } from "../services/events.ts";
-import { FEED_SCHEMA_VERSION, readFeedPage } from "../services/feed.ts";
+import { readFeedPage } from "../services/feed.ts";
+import { FEED_SCHEMA_VERSION, type FeedEnvelope } from "../services/feed_envelope.ts";
 import { bearerToken } from "../inputs/headers.ts";
 import type { Link } from "../services/links.ts";
 import type { GraphQLContext } from "./context.ts";
-
-/** A feed envelope as stored (CONTRACT.md's inner objects), parsed for GraphQL. */
-export interface FeedEnvelope {
-  schema_version: number;
-  id: string;
-  type: string;
-  name?: string;
-  occurred_at: string;
-  project: { id: string; test: boolean };
-  device?: Record<string, unknown>;
-  user?: Record<string, unknown>;
-  link?: { id: number; path: string; access_path: string };
-  attribution?: Record<string, unknown>;
-  geo?: { country: string };
-  purchase?: Purchase;
-}
 
 /** An edge's cursor is signed only if the client asks for it: 1000 HMACs cost ~15 ms. */
 export interface EventFeedEdge {

@@ -8,7 +8,7 @@ import { schema } from "../schema/mod.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { describeError } from "../services/log.ts";
 import { createContext, type GraphQLContext } from "./context.ts";
-import { isUnexpected, maskError } from "./errors.ts";
+import { classifyResolverError, maskError } from "./errors.ts";
 
 /** What the HTTP layer passes per request; Yoga merges it into the context. */
 export interface ServerContext {
@@ -38,9 +38,10 @@ export function createGraphQLHandler(deps: AppDeps): GraphQLHandler {
     }),
     useErrorHandler(({ errors, context }) => {
       for (const error of errors) {
-        if (!isUnexpected(error)) continue;
+        const classified = classifyResolverError(error);
+        if (!classified || classified.log === "none") continue;
         const requestId = (context as Partial<GraphQLContext>).requestId;
-        deps.logger.error("unhandled GraphQL error", {
+        deps.logger[classified.log](classified.logMessage ?? classified.message, {
           request_id: requestId,
           ...describeError((error as { originalError?: unknown }).originalError ?? error),
         });

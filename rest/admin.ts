@@ -12,6 +12,7 @@ import {
   updateProject,
 } from "../services/projects.ts";
 import { secretMatches } from "../services/secrets.ts";
+import { bearerToken } from "../inputs/headers.ts";
 import { readBody } from "./body.ts";
 import { httpUrl, text } from "../inputs/common.ts";
 import type { AppDeps } from "../services/deps.ts";
@@ -29,8 +30,7 @@ const patchLinkBody = z.object({ active: z.boolean() });
 
 export function adminAuth(adminTokenHash: string): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const header = c.req.header("Authorization") ?? "";
-    const token = header.startsWith("Bearer ") ? header.slice(7).trim() : "";
+    const token = bearerToken(c.req.header("Authorization"));
     if (!token || !secretMatches(token, adminTokenHash)) {
       throw new ApiError("unauthorized", "admin token missing or wrong");
     }

@@ -1,13 +1,6 @@
-// The one place where errors become HTTP responses.
-import { z } from "zod";
-import {
-  ApiError,
-  ERROR_STATUS,
-  type ErrorCode,
-  fieldPath,
-  isDatabaseUnavailable,
-  isDataException,
-} from "../services/errors.ts";
+// The one place where errors become HTTP responses: services/errors.ts classifies, this writes
+// the contract's error body.
+import { classifyError, ERROR_STATUS, type ErrorCode } from "../services/errors.ts";
 import { describeError, type Logger } from "../services/log.ts";
 
 export function errorResponse(
@@ -24,27 +17,12 @@ export function toErrorResponse(
   logger: Logger,
   requestId: string | undefined,
 ): Response {
-  if (err instanceof ApiError) {
-    const headers: Record<string, string> = err.retryAfter === undefined
-      ? {}
-      : { "Retry-After": String(err.retryAfter) };
-    return errorResponse(err.code, err.message, headers);
+  const e = classifyError(err);
+  if (e.log !== "none") {
+    logger[e.log](e.logMessage ?? e.message, { request_id: requestId, ...describeError(err) });
   }
-  if (err instanceof z.ZodError) {
-    const issue = err.issues[0]!;
-    const field = fieldPath(issue.path);
-    return errorResponse("invalid_field", `${field}: ${issue.message}`);
-  }
-  if (isDataException(err)) {
-    logger.warn("value refused by the database", { request_id: requestId, ...describeError(err) });
-    return errorResponse("invalid_field", "a value in the request cannot be stored");
-  }
-  if (isDatabaseUnavailable(err)) {
-    logger.error("database unavailable", { request_id: requestId, ...describeError(err) });
-    return errorResponse("unavailable", "the service is unavailable; retry with backoff", {
-      "Retry-After": "1",
-    });
-  }
-  logger.error("unhandled error", { request_id: requestId, ...describeError(err) });
-  return errorResponse("internal", "internal error; retry with backoff");
+  const headers: Record<string, string> = e.retryAfter === undefined
+    ? {}
+    : { "Retry-After": String(e.retryAfter) };
+  return errorResponse(e.code, e.message, headers);
 }

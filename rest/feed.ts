@@ -1,5 +1,7 @@
 import { Hono } from "hono";
-import { feedPageJson, readFeedPage } from "../services/feed.ts";
+import { limitParam } from "../inputs/feed.ts";
+import { type FeedPage, readFeedPage } from "../services/feed.ts";
+import { FEED_SCHEMA_VERSION } from "../services/feed_envelope.ts";
 import { bearerToken } from "../inputs/headers.ts";
 import type { AppDeps } from "../services/deps.ts";
 import type { AppEnv } from "./deps.ts";
@@ -13,7 +15,7 @@ export function feedRoutes(deps: AppDeps): Hono<AppEnv> {
     const page = await readFeedPage(deps.sql, deps, {
       token: bearerToken(c.req.header("Authorization")),
       projectId: c.req.param("project_id"),
-      limit: c.req.query("limit"),
+      limit: limitParam(c.req.query("limit")),
       eventTypes: c.req.queries("event_types[]"),
       after: c.req.query("after"),
     });
@@ -24,4 +26,14 @@ export function feedRoutes(deps: AppDeps): Hono<AppEnv> {
   });
 
   return app;
+}
+
+/** The REST answer, assembled from the stored envelopes without parsing them. */
+function feedPageJson(page: FeedPage): string {
+  let out = `{"schema_version":${FEED_SCHEMA_VERSION},"events":[`;
+  for (let i = 0; i < page.events.length; i++) {
+    if (i > 0) out += ",";
+    out += page.events[i]!.body;
+  }
+  return `${out}],"next_after":${JSON.stringify(page.nextAfter)}}`;
 }

@@ -1,6 +1,11 @@
 import { Hono } from "hono";
 import type { Context } from "hono";
-import { decideHit, detectPlatform, isPreviewCrawler } from "../services/link_host.ts";
+import {
+  countsAsView,
+  decideHit,
+  detectPlatform,
+  isPreviewCrawler,
+} from "../services/link_host.ts";
 import { accessPath, getHostedLink } from "../services/links.ts";
 import type { AppDeps } from "../services/deps.ts";
 import type { AppEnv } from "./deps.ts";
@@ -42,7 +47,7 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
     const hit = decideHit(link, platform, crawler);
 
     // Recorded behind the response (services/view_recorder.ts): the visitor never waits for it.
-    if (!crawler && c.req.method === "GET") deps.views.record(link, platform);
+    if (countsAsView(c.req.method, crawler)) deps.views.record(link, platform);
     if (hit.action === "redirect") {
       return c.body(null, 302, { Location: hit.url, "Cache-Control": "no-store" });
     }

@@ -1,5 +1,10 @@
 // GET /openapi.json: OpenAPI 3.1 of every REST path. Written by hand from the contract; the
-// tests check that every route the app serves is described here.
+// tests check that every route the app serves is described here, and that FeedEvent lists the
+// envelope's fields (services/feed_envelope.ts). Limits come from the modules that enforce them.
+import { MAX_EVENTS } from "../inputs/events.ts";
+import { MAX_FEED_LIMIT } from "../services/feed.ts";
+import { FEED_EVENT_TYPES, FEED_SCHEMA_VERSION } from "../services/feed_envelope.ts";
+
 const json = "application/json";
 const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
 const error = (description: string) => ({
@@ -126,9 +131,9 @@ export const OPENAPI_DOCUMENT = {
         required: ["schema_version", "id", "type", "occurred_at", "project"],
         additionalProperties: true,
         properties: {
-          schema_version: { type: "integer", const: 1 },
+          schema_version: { type: "integer", const: FEED_SCHEMA_VERSION },
           id: { type: "string" },
-          type: { type: "string" },
+          type: { type: "string", enum: [...FEED_EVENT_TYPES] },
           name: { type: "string" },
           occurred_at: { type: "string", format: "date-time" },
           project: {
@@ -157,6 +162,11 @@ export const OPENAPI_DOCUMENT = {
               product_id: { type: "string" },
               store: { type: "string" },
             },
+          },
+          time_spent: {
+            type: "integer",
+            minimum: 0,
+            description: "A session's length in whole seconds (session events only)",
           },
         },
       },
@@ -219,12 +229,12 @@ export const OPENAPI_DOCUMENT = {
     },
     "/api/v1/sdk/events": {
       post: {
-        summary: "Ingest app events (1–1000 a batch, all or nothing)",
+        summary: `Ingest app events (1–${MAX_EVENTS} a batch, all or nothing)`,
         security: sdkSecurity,
         requestBody: body({
           type: "object",
           required: ["events"],
-          properties: { events: { type: "array", minItems: 1, maxItems: 1000 } },
+          properties: { events: { type: "array", minItems: 1, maxItems: MAX_EVENTS } },
         }),
         responses: {
           202: ok("Stored", {
@@ -244,11 +254,15 @@ export const OPENAPI_DOCUMENT = {
         parameters: [
           projectId,
           { name: "after", in: "query", schema: { type: "string" } },
-          { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 1000 } },
+          {
+            name: "limit",
+            in: "query",
+            schema: { type: "integer", minimum: 1, maximum: MAX_FEED_LIMIT },
+          },
           {
             name: "event_types[]",
             in: "query",
-            schema: { type: "array", items: { type: "string" } },
+            schema: { type: "array", items: { type: "string", enum: [...FEED_EVENT_TYPES] } },
             style: "form",
             explode: true,
           },
@@ -439,7 +453,7 @@ export const OPENAPI_DOCUMENT = {
           {
             name: "event_types[]",
             in: "query",
-            schema: { type: "array", items: { type: "string" } },
+            schema: { type: "array", items: { type: "string", enum: [...FEED_EVENT_TYPES] } },
             style: "form",
             explode: true,
           },

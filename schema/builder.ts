@@ -24,5 +24,11 @@ builder.addScalarType("JSON", JSONResolver);
 builder.addScalarType("JSONObject", JSONObjectResolver);
 builder.addScalarType("SafeInt", SafeIntResolver);
 
-builder.queryType({});
+builder.queryType({
+  description: "Errors carry extensions.code: UNAUTHENTICATED (401), FORBIDDEN (403), " +
+    "PAYMENT_REQUIRED (402), BAD_USER_INPUT (400, including a value the database refuses), " +
+    "NOT_FOUND, RATE_LIMITED and UNAVAILABLE (503: retry after extensions.retryAfter seconds), " +
+    "or INTERNAL_SERVER_ERROR (never with an internal message). extensions.reason is the REST " +
+    "error code.",
+});
 builder.mutationType({});

@@ -2,13 +2,12 @@ import {
   eventFeed,
   type EventFeedConnection,
   type EventFeedEdge,
-  type FeedEnvelope,
   feedEventLink,
 } from "../resolvers/feed.ts";
+import { DEFAULT_FEED_LIMIT, MAX_FEED_LIMIT } from "../services/feed.ts";
+import type { FeedEnvelope, Purchase } from "../services/feed_envelope.ts";
 import { builder } from "./builder.ts";
 import { LinkRef } from "./link.ts";
-
-type Purchase = NonNullable<FeedEnvelope["purchase"]>;
 
 const FeedProject = builder.objectRef<FeedEnvelope["project"]>("FeedProject").implement({
   fields: (t) => ({
@@ -56,6 +55,11 @@ const FeedEvent = builder.objectRef<FeedEnvelope>("FeedEvent").implement({
     }),
     geo: t.field({ type: Geo, nullable: true, resolve: (e) => e.geo ?? null }),
     purchase: t.field({ type: PurchaseRef, nullable: true, resolve: (e) => e.purchase ?? null }),
+    timeSpent: t.int({
+      nullable: true,
+      description: "A session's length in whole seconds.",
+      resolve: (e) => e.time_spent ?? null,
+    }),
   }),
 });
 
@@ -95,7 +99,10 @@ builder.queryField("eventFeed", (t) =>
       "Bearer est_…` and counted against the same rate limit.",
     args: {
       projectId: t.arg.id({ required: true }),
-      first: t.arg.int({ defaultValue: 100 }),
+      first: t.arg.int({
+        defaultValue: DEFAULT_FEED_LIMIT,
+        description: `Events per page, 1 to ${MAX_FEED_LIMIT}.`,
+      }),
       after: t.arg.string(),
       eventTypes: t.arg.stringList(),
     },

@@ -1,3 +1,5 @@
+import { z } from "zod";
+
 /** The contract's error codes and the HTTP status each one answers with. */
 export const ERROR_STATUS = {
   malformed_json: 400,
@@ -10,9 +12,7 @@ export const ERROR_STATUS = {
   enterprise_required: 402,
   forbidden: 403,
   not_found: 404,
-  method_not_allowed: 405,
   payload_too_large: 413,
-  unsupported_media_type: 415,
   internal: 500,
   rate_limited: 503,
   unavailable: 503,
@@ -23,7 +23,6 @@ export type ErrorCode = keyof typeof ERROR_STATUS;
 /** The one error type services throw; the REST and GraphQL edges each map it in one place. */
 export class ApiError extends Error {
   override name = "ApiError";
-  readonly status: number;
   /** Seconds, for rate_limited. */
   readonly retryAfter: number | undefined;
 
@@ -33,7 +32,6 @@ export class ApiError extends Error {
     options: { cause?: unknown; retryAfter?: number } = {},
   ) {
     super(message, { cause: options.cause });
-    this.status = ERROR_STATUS[code];
     this.retryAfter = options.retryAfter;
   }
 }
@@ -88,4 +86,65 @@ export function fieldPath(path: readonly PropertyKey[]): string {
     out += typeof part === "number" ? `[${part}]` : out ? `.${String(part)}` : String(part);
   }
   return out || "body";
+}
+
+/** What any error means to a client, whichever transport answers it. */
+export interface ClassifiedError {
+  code: ErrorCode;
+  message: string;
+  /** Seconds before a retry can pass (rate_limited, unavailable). */
+  retryAfter?: number;
+  /** How the server logs it: not at all (the client's doing), a warning, or an error. */
+  log: "none" | "warn" | "error";
+  /** The log line's text, when it is logged. */
+  logMessage?: string;
+}
+
+/**
+ * The one classification of errors, called by REST's mapper (rest/errors.ts) and GraphQL's
+ * (resolvers/errors.ts), which only translate the result to their wire formats: domain errors
+ * keep their code; validation errors are invalid_field naming the field; PostgreSQL data
+ * exceptions (class 22) are the request's fault; outages (connection classes 08, 53, 57P and
+ * transient 40P01/40001) are retryable; anything else is an internal error, masked and logged.
+ */
+export function classifyError(err: unknown): ClassifiedError {
+  if (err instanceof ApiError) {
+    return {
+      code: err.code,
+      message: err.message,
+      log: "none",
+      ...(err.retryAfter === undefined ? {} : { retryAfter: err.retryAfter }),
+    };
+  }
+  if (err instanceof z.ZodError) {
+    const issue = err.issues[0]!;
+    return {
+      code: "invalid_field",
+      message: `${fieldPath(issue.path)}: ${issue.message}`,
+      log: "none",
+    };
+  }
+  if (isDataException(err)) {
+    return {
+      code: "invalid_field",
+      message: "a value in the request cannot be stored",
+      log: "warn",
+      logMessage: "value refused by the database",
+    };
+  }
+  if (isDatabaseUnavailable(err)) {
+    return {
+      code: "unavailable",
+      message: "the service is unavailable; retry with backoff",
+      retryAfter: 1,
+      log: "error",
+      logMessage: "database unavailable",
+    };
+  }
+  return {
+    code: "internal",
+    message: "internal error; retry with backoff",
+    log: "error",
+    logMessage: "unhandled error",
+  };
 }

@@ -3,33 +3,17 @@
 import { monotonicFactory } from "ulid";
 import type { Db, Sql } from "../db/connect.ts";
 import type { Clock } from "./clock.ts";
+import { ApiError } from "./errors.ts";
 import { type CapturedEvent, captureEvents } from "./feed_capture.ts";
+import {
+  type EventType,
+  FEED_SCHEMA_VERSION,
+  type Purchase,
+  serialiseEnvelope,
+} from "./feed_envelope.ts";
+import { addRevenue, applyDeltas, countEvents, type Deltas } from "./link_counters.ts";
 import { accessPath } from "./links.ts";
 import type { Environment } from "./projects.ts";
-
-/** Types the app SDKs may send. `view` is recorded by the link host only. */
-export const INGESTED_EVENT_TYPES = [
-  "open",
-  "install",
-  "reinstall",
-  "reactivation",
-  "app_open",
-  "user_referred",
-  "session",
-  "purchase",
-  "custom",
-] as const;
-
-export type EventType = (typeof INGESTED_EVENT_TYPES)[number] | "view";
-
-export interface Purchase {
-  transaction_id: string;
-  version: number;
-  amount: number;
-  currency: string;
-  product_id: string;
-  store: string;
-}
 
 /** A validated event, as the ingestion schema produces it. */
 export interface NewEvent {
@@ -73,29 +57,22 @@ interface StoredEvent {
   body: string;
 }
 
-type CounterName =
-  | "views"
-  | "opens"
-  | "installs"
-  | "reinstalls"
-  | "reactivations"
-  | "app_opens"
-  | "user_referred";
-
-/** Event types that count one on a link counter (session and purchase move sums instead). */
-const COUNTED: Partial<Record<EventType, CounterName>> = {
-  view: "views",
-  open: "opens",
-  install: "installs",
-  reinstall: "reinstalls",
-  reactivation: "reactivations",
-  app_open: "app_opens",
-  user_referred: "user_referred",
-};
-
-type Deltas = Record<CounterName | "time_spent" | "revenue", number>;
-
 const newEventId = monotonicFactory();
+
+/** How far ahead of the server's clock `occurred_at` may be. */
+export const MAX_FUTURE_MS = 24 * 60 * 60 * 1000;
+
+/** 400 `invalid_field` naming the first event that occurred more than 24 hours after `now`. */
+export function assertOccurredInTime(events: readonly { occurred_at: Date }[], now: Date): void {
+  const latest = now.getTime() + MAX_FUTURE_MS;
+  const index = events.findIndex((e) => e.occurred_at.getTime() > latest);
+  if (index >= 0) {
+    throw new ApiError(
+      "invalid_field",
+      `events[${index}].occurred_at: must not be more than 24 hours in the future`,
+    );
+  }
+}
 
 /**
  * Stores a batch of events all-or-nothing in one transaction: the analytics rows, the link
@@ -167,16 +144,15 @@ async function resolveLinks(
   return links;
 }
 
-/** The feed-event envelope, serialised once: absent keys are left out, never null. */
+/** The event's feed envelope (services/feed_envelope.ts), serialised once. */
 function envelope(
   ctx: RecordContext,
   eventId: string,
   e: NewEvent,
   link: LinkRef | undefined,
 ): string {
-  const purchase = e.type === "purchase" ? e.purchase ?? undefined : undefined;
-  return JSON.stringify({
-    schema_version: 1,
+  return serialiseEnvelope({
+    schema_version: FEED_SCHEMA_VERSION,
     id: eventId,
     type: e.type,
     name: storedName(e) ?? undefined,
@@ -191,15 +167,7 @@ function envelope(
     },
     attribution: e.attribution ?? undefined,
     geo: e.geo ? { country: e.geo.country } : undefined,
-    purchase: purchase && {
-      transaction_id: purchase.transaction_id,
-      version: purchase.version,
-      amount: purchase.amount,
-      currency: purchase.currency,
-      product_id: purchase.product_id,
-      store: purchase.store,
-    },
-    // An addition within schema_version 1: a session's length in seconds.
+    purchase: e.type === "purchase" ? e.purchase ?? undefined : undefined,
     time_spent: e.type === "session" ? e.time_spent ?? undefined : undefined,
   });
 }
@@ -241,35 +209,6 @@ async function insertEvents(
 
 function storedName(e: NewEvent): string | null {
   return (e.type === "custom" || e.type === "purchase") && e.name != null ? e.name : null;
-}
-
-function emptyDeltas(): Deltas {
-  return {
-    views: 0,
-    opens: 0,
-    installs: 0,
-    reinstalls: 0,
-    reactivations: 0,
-    app_opens: 0,
-    user_referred: 0,
-    time_spent: 0,
-    revenue: 0,
-  };
-}
-
-/** Per-link counter deltas of the stored events, revenue aside (see applyPurchases). */
-function countEvents(events: readonly StoredEvent[]): Map<number, Deltas> {
-  const deltas = new Map<number, Deltas>();
-  for (const { event, link } of events) {
-    if (!link) continue;
-    const counter = COUNTED[event.type];
-    if (counter === undefined && event.type !== "session") continue;
-    let d = deltas.get(link.id);
-    if (!d) deltas.set(link.id, d = emptyDeltas());
-    if (counter !== undefined) d[counter] += 1;
-    else d.time_spent += event.time_spent ?? 0;
-  }
-  return deltas;
 }
 
 interface PurchaseVersionRow {
@@ -348,45 +287,20 @@ function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-function addRevenue(deltas: Map<number, Deltas>, linkId: number, amount: number): void {
-  let d = deltas.get(linkId);
-  if (!d) deltas.set(linkId, d = emptyDeltas());
-  d.revenue += amount;
-}
-
 /**
- * Moves the link counters in one UPDATE, after locking the rows in link order (so that
- * concurrent batches touching the same links queue instead of deadlocking). Sums saturate at
- * the bigint range rather than fail.
+ * Deletes up to `batch` analytics events received before `cutoff`. services/feed_retention.ts
+ * decides when (one job and one lock govern every purge); this module owns the table.
  */
-async function applyDeltas(db: Db, deltas: Map<number, Deltas>): Promise<void> {
-  if (deltas.size === 0) return;
-  const ids = [...deltas.keys()].sort((a, b) => a - b);
-  const col = (name: keyof Deltas) => ids.map((id) => deltas.get(id)![name]);
-  await db`
-    select link_id from link_counters where link_id = any(${ids}::int[])
-    order by link_id for update
+export async function deleteAnalyticsEventsBefore(
+  db: Db,
+  cutoff: Date,
+  batch: number,
+): Promise<number> {
+  const rows = await db`
+    delete from analytics_events
+    where id = any(array(
+      select id from analytics_events where received_at < ${cutoff} limit ${batch}
+    ))
   `;
-  await db`
-    update link_counters c set
-      total_views = c.total_views + d.views,
-      total_opens = c.total_opens + d.opens,
-      total_installs = c.total_installs + d.installs,
-      total_reinstalls = c.total_reinstalls + d.reinstalls,
-      total_reactivations = c.total_reactivations + d.reactivations,
-      total_app_opens = c.total_app_opens + d.app_opens,
-      total_user_referred = c.total_user_referred + d.user_referred,
-      total_time_spent = least(c.total_time_spent::numeric + d.time_spent, 9223372036854775807)::bigint,
-      total_revenue = greatest(-9223372036854775807,
-        least(c.total_revenue::numeric + d.revenue, 9223372036854775807))::bigint
-    from unnest(
-      ${ids}::int[], ${col("views")}::bigint[], ${col("opens")}::bigint[],
-      ${col("installs")}::bigint[], ${col("reinstalls")}::bigint[],
-      ${col("reactivations")}::bigint[], ${col("app_opens")}::bigint[],
-      ${col("user_referred")}::bigint[], ${col("time_spent")}::numeric[],
-      ${col("revenue")}::numeric[]
-    ) as d(link_id, views, opens, installs, reinstalls, reactivations, app_opens, user_referred,
-      time_spent, revenue)
-    where c.link_id = d.link_id
-  `;
+  return rows.count;
 }

@@ -3,6 +3,7 @@
 import type { Sql } from "../db/connect.ts";
 import { ApiError } from "./errors.ts";
 import { normaliseEventTypes } from "./feed.ts";
+import { analyticsRetentionCutoff } from "./feed_retention.ts";
 import { getEnvironmentOrThrow } from "./projects.ts";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -61,7 +62,7 @@ export async function planExport(
   }
   const eventTypes = normaliseEventTypes(range.eventTypes);
   const env = await getEnvironmentOrThrow(sql, projectId);
-  const retentionCutoff = new Date(options.now.getTime() - options.analyticsRetentionDays * DAY_MS);
+  const retentionCutoff = analyticsRetentionCutoff(options.now, options.analyticsRetentionDays);
   return {
     environmentId: env.id,
     from: range.from,

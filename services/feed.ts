@@ -2,16 +2,13 @@
 import type { Config } from "../config.ts";
 import type { Db, Sql } from "../db/connect.ts";
 import type { Clock } from "./clock.ts";
-import { INGESTED_EVENT_TYPES } from "./events.ts";
 import { ApiError } from "./errors.ts";
+import { FEED_EVENT_TYPES } from "./feed_envelope.ts";
 import { authenticateFeedToken, authorizeFeedRead, touchFeedToken } from "./feed_auth.ts";
 import { decodeCursor, encodeCursor, type FeedPosition } from "./feed_cursor.ts";
 import { feedRetentionCutoff } from "./feed_retention.ts";
 import { assertUnderRateLimit, recordRateHit } from "./rate_limit.ts";
 
-export const FEED_SCHEMA_VERSION = 1;
-/** Every type the feed can carry: what the SDKs send, and the link host's views. */
-export const FEED_EVENT_TYPES = ["view", ...INGESTED_EVENT_TYPES] as const;
 export const DEFAULT_FEED_LIMIT = 100;
 export const MAX_FEED_LIMIT = 1000;
 
@@ -28,8 +25,8 @@ export interface FeedReadInput {
   token: string | null;
   /** The numeric project_id of the path, as written. */
   projectId: string;
-  /** REST passes the query string's text, GraphQL its Int; undefined means the default. */
-  limit?: string | number | undefined;
+  /** Events per page; undefined means the default, and NaN a value that is not a number. */
+  limit?: number | undefined;
   /** undefined (or empty) means every type. */
   eventTypes?: readonly string[] | undefined;
   after?: string | undefined;
@@ -110,9 +107,8 @@ function parseFeedQuery(secret: string, environmentId: number, input: FeedReadIn
   return { limit, eventTypes, after };
 }
 
-function parseLimit(raw: string | number | undefined): number {
-  if (raw === undefined) return DEFAULT_FEED_LIMIT;
-  const n = typeof raw === "number" ? raw : /^[0-9]{1,7}$/.test(raw) ? Number(raw) : NaN;
+function parseLimit(n: number | undefined): number {
+  if (n === undefined) return DEFAULT_FEED_LIMIT;
   if (!Number.isInteger(n) || n < 1 || n > MAX_FEED_LIMIT) {
     throw new ApiError("invalid_limit", `limit must be an integer from 1 to ${MAX_FEED_LIMIT}`);
   }
@@ -221,14 +217,4 @@ async function selectPage(
     hasMore: rows.length > query.limit,
     cursorAfter,
   };
-}
-
-/** The REST answer, assembled from the stored envelopes without parsing them. */
-export function feedPageJson(page: FeedPage): string {
-  let out = `{"schema_version":${FEED_SCHEMA_VERSION},"events":[`;
-  for (let i = 0; i < page.events.length; i++) {
-    if (i > 0) out += ",";
-    out += page.events[i]!.body;
-  }
-  return `${out}],"next_after":${JSON.stringify(page.nextAfter)}}`;
 }

@@ -2,7 +2,7 @@
 import type { Db } from "../db/connect.ts";
 import { ApiError } from "./errors.ts";
 import { FEED_TOKEN_PREFIX } from "./feed_tokens.ts";
-import { parseEnvironmentId } from "./projects.ts";
+import { assertEnterprise, parseEnvironmentId } from "./projects.ts";
 import { hashSecret } from "./secrets.ts";
 
 /** An active feed token and what it reads. */
@@ -41,9 +41,7 @@ export function authorizeFeedRead(reader: FeedReader, projectId: string): void {
       "this feed token does not belong to the project and environment in the URL",
     );
   }
-  if (!reader.enterprise) {
-    throw new ApiError("enterprise_required", "the event feed needs Enterprise access");
-  }
+  assertEnterprise(reader, "the event feed");
 }
 
 /**

@@ -67,3 +67,15 @@ export async function captureEvents(
       with ordinality as t(type, body, ord)
   `;
 }
+
+/** Deletes up to `batch` captured events received before `cutoff` (retention). */
+export async function deleteFeedEventsBefore(db: Db, cutoff: Date, batch: number): Promise<number> {
+  const rows = await db`
+    delete from feed_events f
+    using (
+      select environment_id, seq from feed_events where received_at < ${cutoff} limit ${batch}
+    ) old
+    where f.environment_id = old.environment_id and f.seq = old.seq
+  `;
+  return rows.count;
+}

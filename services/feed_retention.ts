@@ -2,6 +2,8 @@
 // configured window. Purges delete in bounded batches, each in its own short transaction, and
 // only one instance purges at a time.
 import type { Db, Sql } from "../db/connect.ts";
+import { deleteAnalyticsEventsBefore } from "./events.ts";
+import { deleteFeedEventsBefore } from "./feed_capture.ts";
 import { purgeRateHits } from "./rate_limit.ts";
 
 export const FEED_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
@@ -12,6 +14,11 @@ const PURGE_LOCK_KEY = 4_242_003;
 /** Events received before this instant are outside the feed: neither served nor kept. */
 export function feedRetentionCutoff(now: Date): Date {
   return new Date(now.getTime() - FEED_RETENTION_MS);
+}
+
+/** Analytics events received before this instant are outside the history: not exported, purged. */
+export function analyticsRetentionCutoff(now: Date, retentionDays: number): Date {
+  return new Date(now.getTime() - retentionDays * DAY_MS);
 }
 
 export interface PurgeOptions {
@@ -46,7 +53,7 @@ export async function purgeExpired(
   const batchSize = options.batchSize ?? 5000;
   const maxBatches = options.maxBatches ?? 100;
   const feedCutoff = feedRetentionCutoff(now);
-  const analyticsCutoff = new Date(now.getTime() - analyticsRetentionDays * DAY_MS);
+  const analyticsCutoff = analyticsRetentionCutoff(now, analyticsRetentionDays);
   const result: PurgeResult = { ran: true, feedEvents: 0, analyticsEvents: 0, rateHits: 0 };
   const steps: [keyof Omit<PurgeResult, "ran">, BatchDelete][] = [
     ["feedEvents", (tx, n) => deleteFeedEventsBefore(tx, feedCutoff, n)],
@@ -72,27 +79,4 @@ function deleteBatchIfLeader(sql: Sql, batch: (tx: Db) => Promise<number>) {
     `;
     return lock!.locked ? await batch(tx) : null;
   });
-}
-
-async function deleteFeedEventsBefore(db: Db, cutoff: Date, batch: number): Promise<number> {
-  const rows = await db`
-    delete from feed_events f
-    using (
-      select environment_id, seq from feed_events where received_at < ${cutoff} limit ${batch}
-    ) old
-    where f.environment_id = old.environment_id and f.seq = old.seq
-  `;
-  return rows.count;
-}
-
-// The analytics history belongs to services/events.ts; only its retention lives here, next to
-// the feed's, so that one job and one lock govern every purge.
-async function deleteAnalyticsEventsBefore(db: Db, cutoff: Date, batch: number): Promise<number> {
-  const rows = await db`
-    delete from analytics_events
-    where id = any(array(
-      select id from analytics_events where received_at < ${cutoff} limit ${batch}
-    ))
-  `;
-  return rows.count;
 }

@@ -1,8 +1,8 @@
 import type { Sql } from "../db/connect.ts";
 import type { Clock } from "./clock.ts";
-import { ApiError, notFound } from "./errors.ts";
+import { notFound } from "./errors.ts";
 import { startCapture, stopCaptureIfIdle } from "./feed_capture.ts";
-import { getEnvironmentOrThrow } from "./projects.ts";
+import { assertEnterprise, getEnvironmentOrThrow } from "./projects.ts";
 import { hashSecret, randomToken } from "./secrets.ts";
 
 export const FEED_TOKEN_PREFIX = "est_";
@@ -40,12 +40,7 @@ export function createFeedToken(
 ): Promise<CreatedFeedToken> {
   return sql.begin(async (tx) => {
     const env = await getEnvironmentOrThrow(tx, projectId);
-    if (!env.enterprise) {
-      throw new ApiError(
-        "enterprise_required",
-        "feed tokens need Enterprise access on this project",
-      );
-    }
+    assertEnterprise(env, "a feed token");
     const value = FEED_TOKEN_PREFIX + randomToken(32);
     const hint = `${FEED_TOKEN_PREFIX}…${value.slice(-4)}`;
     const now = clock.now();

@@ -18,6 +18,14 @@ export function isPreviewCrawler(userAgent: string): boolean {
   return CRAWLERS.test(userAgent);
 }
 
+/**
+ * Which hits are views: a person's GET. A HEAD (link checkers, prefetchers) and a preview
+ * crawler see the link without a person having opened it.
+ */
+export function countsAsView(method: string, crawler: boolean): boolean {
+  return method === "GET" && !crawler;
+}
+
 export type LinkHit =
   | { action: "redirect"; url: string }
   | { action: "page"; destination: string | null };

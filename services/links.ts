@@ -1,8 +1,9 @@
 import type { Db, Sql } from "../db/connect.ts";
-import { ApiError, isUniqueViolation, notFound } from "./errors.ts";
+import { isUniqueViolation, notFound } from "./errors.ts";
 import { authenticateSdk, LINK_ENVIRONMENTS, type SdkHeaders } from "./sdk_auth.ts";
+import { createLinkCounters } from "./link_counters.ts";
 import { hashSecret } from "./secrets.ts";
-import { getEnvironmentOrThrow } from "./projects.ts";
+import { getEnvironmentOrThrow, wrongProjectKey } from "./projects.ts";
 
 export interface Redirect {
   url?: string;
@@ -166,7 +167,7 @@ export async function createLink(
           )
           returning *
         `;
-        await tx`insert into link_counters (link_id) values (${row!.id})`;
+        await createLinkCounters(tx, row!.id);
         return row!;
       });
     } catch (err) {
@@ -213,7 +214,7 @@ export async function getLinkForSdkOrThrow(
       left join links l on l.environment_id = e.id and l.path = ${path}
     where p.key_hash = ${hashSecret(headers.projectKey)}
   `;
-  if (!row) throw new ApiError("unauthorized", "PROJECT-KEY does not match a project");
+  if (!row) throw wrongProjectKey();
   if (row.id === null) throw notFound("link");
   return row as LinkRow;
 }

@@ -132,6 +132,22 @@ export async function regenerateProjectKey(db: Db, hashid: string): Promise<stri
   return projectKey;
 }
 
+/** The 401 of a PROJECT-KEY that matches no project (every SDK path answers the same). */
+export function wrongProjectKey(): ApiError {
+  return new ApiError("unauthorized", "PROJECT-KEY does not match a project");
+}
+
+/**
+ * The Enterprise rule: the feed, and everything that reads it (feed tokens, the live tail), is an
+ * Enterprise feature; a project that loses Enterprise stops being readable at once. `what` names
+ * the feature in the 402's message.
+ */
+export function assertEnterprise(project: { enterprise: boolean }, what: string): void {
+  if (!project.enterprise) {
+    throw new ApiError("enterprise_required", `${what} needs Enterprise access on this project`);
+  }
+}
+
 /** Resolves a PROJECT-KEY and environment kind to the environment, or throws 401. */
 export async function authenticateProjectKey(
   db: Db,
@@ -147,9 +163,7 @@ export async function authenticateProjectKey(
     from projects p join environments e on e.project_id = p.id and e.kind = ${kind}
     where p.key_hash = ${hashSecret(projectKey)}
   `;
-  if (!row) {
-    throw new ApiError("unauthorized", "PROJECT-KEY does not match a project");
-  }
+  if (!row) throw wrongProjectKey();
   return row;
 }
 

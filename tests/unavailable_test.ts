@@ -6,7 +6,16 @@ import { ManualClock } from "./helpers/clock.ts";
 import { createLogger } from "../services/log.ts";
 import { hashSecret } from "../services/secrets.ts";
 import { ViewRecorder } from "../services/view_recorder.ts";
-import { ADMIN_TOKEN, adminHeaders, call } from "./helpers/server.ts";
+import { gql } from "./helpers/graphql.ts";
+import {
+  ADMIN_TOKEN,
+  adminHeaders,
+  assertError,
+  call,
+  createProject,
+  startTestServer,
+} from "./helpers/server.ts";
+import { generateLinkCall } from "./helpers/sdk.ts";
 
 Deno.test("with the database down, requests answer 503 unavailable, never 500, and say why in the log", async () => {
   // Nothing listens on port 1: every query fails to connect.
@@ -48,11 +57,53 @@ Deno.test("with the database down, requests answer 503 unavailable, never 500, a
       });
       assert.equal(res.headers.get("retry-after"), "1");
     }
+    // GraphQL answers the same outage with a retryable code and the same Retry-After meaning.
+    const graphql = await gql(base, '{ link(path: "abcdefgh") { path } }', {
+      headers: { "PROJECT-KEY": "pk_x", ENVIRONMENT: "production" },
+    });
+    assert.equal(graphql.errors?.length, 1);
+    assert.equal(graphql.errors![0].message, "the service is unavailable; retry with backoff");
+    assert.deepEqual(graphql.errors![0].extensions, {
+      code: "UNAVAILABLE",
+      reason: "unavailable",
+      retryAfter: 1,
+    });
     assert.ok(lines.some((l) => l.includes('"msg":"database unavailable"')));
     assert.ok(!lines.some((l) => l.includes("pk_x") || l.includes("est_x")));
   } finally {
     controller.abort();
     await server.finished;
     await sql.end({ timeout: 1 });
+  }
+});
+
+Deno.test("a value PostgreSQL refuses (a data exception) is 400 on REST and BAD_USER_INPUT on GraphQL", async () => {
+  const server = await startTestServer();
+  try {
+    const project = await createProject(server.url);
+    // A real data exception from the real database: a trigger refusing every new link with
+    // SQLSTATE 22023, as PostgreSQL does for a value it cannot store.
+    await server.sql.unsafe(`
+      create function refuse_link() returns trigger language plpgsql as $$
+      begin raise exception 'refused' using errcode = '22023'; end $$;
+      create trigger refuse_link before insert on links for each row execute function refuse_link();
+    `);
+    const rest = await generateLinkCall(server.url, project.key, "production", { title: "x" });
+    assertError(rest, 400, "invalid_field", /^a value in the request cannot be stored$/);
+    const graphql = await gql(
+      server.url,
+      'mutation { generateLink(input: { title: "x" }) { url } }',
+      { headers: { "PROJECT-KEY": project.key, ENVIRONMENT: "production" } },
+    );
+    assert.equal(graphql.errors?.length, 1);
+    assert.equal(graphql.errors![0].message, "a value in the request cannot be stored");
+    assert.deepEqual(graphql.errors![0].extensions, {
+      code: "BAD_USER_INPUT",
+      reason: "invalid_field",
+    });
+    const [count] = await server.sql`select count(*)::int as n from links`;
+    assert.equal(count!.n, 0);
+  } finally {
+    await server.close();
   }
 });

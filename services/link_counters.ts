@@ -1,0 +1,115 @@
+// The link counters (table link_counters): the one module that writes them. Every event that
+// moves a counter does so in the transaction that stores it; metrics only read them.
+import type { Db } from "../db/connect.ts";
+import type { EventType } from "./feed_envelope.ts";
+
+/** Creates a new link's counters at zero, in the link's own transaction. */
+export async function createLinkCounters(db: Db, linkId: number): Promise<void> {
+  await db`insert into link_counters (link_id) values (${linkId})`;
+}
+
+type CounterName =
+  | "views"
+  | "opens"
+  | "installs"
+  | "reinstalls"
+  | "reactivations"
+  | "app_opens"
+  | "user_referred";
+
+/** Event types that count one on a link counter (session and purchase move sums instead). */
+const COUNTED: Partial<Record<EventType, CounterName>> = {
+  view: "views",
+  open: "opens",
+  install: "installs",
+  reinstall: "reinstalls",
+  reactivation: "reactivations",
+  app_open: "app_opens",
+  user_referred: "user_referred",
+};
+
+export type Deltas = Record<CounterName | "time_spent" | "revenue", number>;
+
+export function emptyDeltas(): Deltas {
+  return {
+    views: 0,
+    opens: 0,
+    installs: 0,
+    reinstalls: 0,
+    reactivations: 0,
+    app_opens: 0,
+    user_referred: 0,
+    time_spent: 0,
+    revenue: 0,
+  };
+}
+
+/** An event as the counters see it: its type, a session's seconds, and its link. */
+export interface CountedEvent {
+  type: EventType;
+  time_spent?: number | null | undefined;
+}
+
+/**
+ * Per-link counter deltas of newly stored events, revenue aside (services/events.ts adds it per
+ * purchase version). CONTRACT's "how events move the link metrics" in one place.
+ */
+export function countEvents(
+  events: readonly { event: CountedEvent; link: { id: number } | undefined }[],
+): Map<number, Deltas> {
+  const deltas = new Map<number, Deltas>();
+  for (const { event, link } of events) {
+    if (!link) continue;
+    const counter = COUNTED[event.type];
+    if (counter === undefined && event.type !== "session") continue;
+    let d = deltas.get(link.id);
+    if (!d) deltas.set(link.id, d = emptyDeltas());
+    if (counter !== undefined) d[counter] += 1;
+    else d.time_spent += event.time_spent ?? 0;
+  }
+  return deltas;
+}
+
+/** Adds (or with a negative amount, takes back) revenue on a link. */
+export function addRevenue(deltas: Map<number, Deltas>, linkId: number, amount: number): void {
+  let d = deltas.get(linkId);
+  if (!d) deltas.set(linkId, d = emptyDeltas());
+  d.revenue += amount;
+}
+
+/**
+ * Moves the link counters in one UPDATE, after locking the rows in link order (so that
+ * concurrent batches touching the same links queue instead of deadlocking). Sums saturate at
+ * the bigint range rather than fail.
+ */
+export async function applyDeltas(db: Db, deltas: Map<number, Deltas>): Promise<void> {
+  if (deltas.size === 0) return;
+  const ids = [...deltas.keys()].sort((a, b) => a - b);
+  const col = (name: keyof Deltas) => ids.map((id) => deltas.get(id)![name]);
+  await db`
+    select link_id from link_counters where link_id = any(${ids}::int[])
+    order by link_id for update
+  `;
+  await db`
+    update link_counters c set
+      total_views = c.total_views + d.views,
+      total_opens = c.total_opens + d.opens,
+      total_installs = c.total_installs + d.installs,
+      total_reinstalls = c.total_reinstalls + d.reinstalls,
+      total_reactivations = c.total_reactivations + d.reactivations,
+      total_app_opens = c.total_app_opens + d.app_opens,
+      total_user_referred = c.total_user_referred + d.user_referred,
+      total_time_spent = least(c.total_time_spent::numeric + d.time_spent, 9223372036854775807)::bigint,
+      total_revenue = greatest(-9223372036854775807,
+        least(c.total_revenue::numeric + d.revenue, 9223372036854775807))::bigint
+    from unnest(
+      ${ids}::int[], ${col("views")}::bigint[], ${col("opens")}::bigint[],
+      ${col("installs")}::bigint[], ${col("reinstalls")}::bigint[],
+      ${col("reactivations")}::bigint[], ${col("app_opens")}::bigint[],
+      ${col("user_referred")}::bigint[], ${col("time_spent")}::numeric[],
+      ${col("revenue")}::numeric[]
+    ) as d(link_id, views, opens, installs, reinstalls, reactivations, app_opens, user_referred,
+      time_spent, revenue)
+    where c.link_id = d.link_id
+  `;
+}
