@@ -3,7 +3,12 @@
 // (resolvers/yoga.ts logs what the classification says to log, with the request id).
 import { GraphQLError } from "graphql";
 import { maskError as yogaMaskError } from "graphql-yoga";
-import { type ClassifiedError, classifyError, type ErrorCode } from "../services/errors.ts";
+import {
+  ApiError,
+  type ClassifiedError,
+  classifyError,
+  type ErrorCode,
+} from "../services/errors.ts";
 
 const GRAPHQL_CODE: Partial<Record<ErrorCode, string>> = {
   unauthorized: "UNAUTHENTICATED",
@@ -62,10 +67,10 @@ export function maskError(error: unknown, message: string, isDev?: boolean): Err
   }
   if (isRequestError(error)) {
     const e = error as GraphQLError;
-    if (!e.originalError && e.extensions.code) return e;
+    if (!e.originalError && e.extensions?.code) return e;
     return new GraphQLError(e.message, {
       nodes: e.nodes,
-      extensions: { ...e.extensions, code: e.extensions.code ?? "BAD_USER_INPUT" },
+      extensions: { ...e.extensions, code: e.extensions?.code ?? "BAD_USER_INPUT" },
     });
   }
   const masked = yogaMaskError(error, message, isDev) as GraphQLError;
@@ -74,4 +79,32 @@ export function maskError(error: unknown, message: string, isDev?: boolean): Err
     path: masked.path,
     extensions: { code: "INTERNAL_SERVER_ERROR" },
   });
+}
+
+/** REST's snake_case input path in GraphQL's camelCase: `ios_custom_redirect.url` → `iosCustomRedirect.url`. */
+export function camelPath(field: string): string {
+  return field.replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+}
+
+/**
+ * Runs a service call for a resolver, naming the inputs in its errors in GraphQL's words: the
+ * services speak REST's (`limit`, `event_types[]`, `ios_custom_redirect.url`), and `rename`
+ * gives the argument or input-field path the GraphQL client actually sent.
+ */
+export async function withGraphQLNames<T>(
+  rename: (field: string) => string,
+  run: () => Promise<T>,
+): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    const c = classifyError(err);
+    if (c.field === undefined || !c.message.startsWith(c.field)) throw err;
+    const field = rename(c.field);
+    throw new ApiError(c.code, field + c.message.slice(c.field.length), {
+      cause: err,
+      field,
+      ...(c.retryAfter === undefined ? {} : { retryAfter: c.retryAfter }),
+    });
+  }
 }

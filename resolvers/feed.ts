@@ -2,7 +2,10 @@ import { readFeedPage } from "../services/feed.ts";
 import { FEED_SCHEMA_VERSION, type FeedEnvelope } from "../services/feed_envelope.ts";
 import { bearerToken } from "../inputs/headers.ts";
 import type { Link } from "../services/links.ts";
+import { ApiError } from "../services/errors.ts";
+import { parseEnvironmentId } from "../services/projects.ts";
 import type { GraphQLContext } from "./context.ts";
+import { withGraphQLNames } from "./errors.ts";
 
 /** An edge's cursor is signed only if the client asks for it: 1000 HMACs cost ~15 ms. */
 export interface EventFeedEdge {
@@ -16,6 +19,13 @@ export interface EventFeedConnection {
   pageInfo: { endCursor: string; hasNextPage: boolean };
 }
 
+/** The feed's REST parameters, as eventFeed's arguments. */
+const FEED_ARGUMENTS: Record<string, string> = {
+  limit: "first",
+  "event_types[]": "eventTypes",
+  after: "after",
+};
+
 /** The same read as REST's event_stream: same checks, same rate limit, same cursor. */
 export async function eventFeed(
   ctx: GraphQLContext,
@@ -26,13 +36,24 @@ export async function eventFeed(
     eventTypes?: readonly string[] | null;
   },
 ): Promise<EventFeedConnection> {
-  const page = await readFeedPage(ctx.deps.sql, ctx.deps, {
-    token: bearerToken(ctx.authorization),
-    projectId: args.projectId,
-    limit: args.first ?? undefined,
-    eventTypes: args.eventTypes ?? undefined,
-    after: args.after ?? undefined,
-  });
+  // REST answers a project_id that is no number with the token's 403; here it is an argument
+  // of the wrong shape, so it is said as such.
+  if (parseEnvironmentId(args.projectId) === null) {
+    throw new ApiError("invalid_field", "projectId must be a numeric project ID", {
+      field: "projectId",
+    });
+  }
+  const page = await withGraphQLNames(
+    (field) => FEED_ARGUMENTS[field] ?? field,
+    () =>
+      readFeedPage(ctx.deps.sql, ctx.deps, {
+        token: bearerToken(ctx.authorization),
+        projectId: args.projectId,
+        limit: args.first ?? undefined,
+        eventTypes: args.eventTypes ?? undefined,
+        after: args.after ?? undefined,
+      }),
+  );
   return {
     schemaVersion: FEED_SCHEMA_VERSION,
     edges: page.events.map((e) => ({

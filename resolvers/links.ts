@@ -10,6 +10,7 @@ import {
 import { type LinkMetrics, projectMetricsJson } from "../services/metrics.ts";
 import { authenticateSdk, LINK_ENVIRONMENTS, METRICS_ENVIRONMENTS } from "../services/sdk_auth.ts";
 import type { GraphQLContext } from "./context.ts";
+import { camelPath, withGraphQLNames } from "./errors.ts";
 
 interface RedirectArg {
   url?: string | null;
@@ -61,21 +62,26 @@ export async function generateLink(
 ): Promise<{ url: string; link: Link }> {
   const { sql, config } = ctx.deps;
   const environment = await authenticateSdk(sql, ctx.sdk, LINK_ENVIRONMENTS);
-  const parsed = newLinkInput.parse({
-    title: input.title ?? undefined,
-    subtitle: input.subtitle ?? undefined,
-    data: input.data ?? undefined,
-    tags: input.tags ?? undefined,
-    image: input.image ?? undefined,
-    ios_custom_redirect: redirect(input.iosCustomRedirect),
-    android_custom_redirect: redirect(input.androidCustomRedirect),
-    desktop_custom_redirect: redirect(input.desktopCustomRedirect),
-    show_preview_ios: input.showPreviewIos ?? undefined,
-    show_preview_android: input.showPreviewAndroid ?? undefined,
-    tracking_campaign: input.trackingCampaign ?? undefined,
-    tracking_source: input.trackingSource ?? undefined,
-    tracking_medium: input.trackingMedium ?? undefined,
-  });
+  // Validated with REST's rules; errors name the field as the client sent it (`input.…`).
+  const parse = () =>
+    Promise.resolve().then(() =>
+      newLinkInput.parse({
+        title: input.title ?? undefined,
+        subtitle: input.subtitle ?? undefined,
+        data: input.data ?? undefined,
+        tags: input.tags ?? undefined,
+        image: input.image ?? undefined,
+        ios_custom_redirect: redirect(input.iosCustomRedirect),
+        android_custom_redirect: redirect(input.androidCustomRedirect),
+        desktop_custom_redirect: redirect(input.desktopCustomRedirect),
+        show_preview_ios: input.showPreviewIos ?? undefined,
+        show_preview_android: input.showPreviewAndroid ?? undefined,
+        tracking_campaign: input.trackingCampaign ?? undefined,
+        tracking_source: input.trackingSource ?? undefined,
+        tracking_medium: input.trackingMedium ?? undefined,
+      })
+    );
+  const parsed = await withGraphQLNames((field) => `input.${camelPath(field)}`, parse);
   const row = await createLink(sql, environment.id, parsed);
   return { url: accessPath(config.linkBaseUrl, row.path), link: toLink(row, config.linkBaseUrl) };
 }

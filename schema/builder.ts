@@ -1,10 +1,5 @@
 import SchemaBuilder from "@pothos/core";
-import {
-  DateTimeResolver,
-  JSONObjectResolver,
-  JSONResolver,
-  SafeIntResolver,
-} from "graphql-scalars";
+import { DateTimeResolver, JSONObjectResolver, SafeIntResolver } from "graphql-scalars";
 import type { GraphQLContext } from "../resolvers/context.ts";
 
 export const builder = new SchemaBuilder<{
@@ -12,7 +7,6 @@ export const builder = new SchemaBuilder<{
   DefaultFieldNullability: false;
   Scalars: {
     DateTime: { Input: Date; Output: Date | string };
-    JSON: { Input: unknown; Output: unknown };
     JSONObject: { Input: Record<string, unknown>; Output: Record<string, unknown> };
     /** Totals and amounts: integers beyond Int's 32 bits, up to 2^53 - 1. */
     SafeInt: { Input: number; Output: number };
@@ -20,7 +14,6 @@ export const builder = new SchemaBuilder<{
 }>({ defaultFieldNullability: false });
 
 builder.addScalarType("DateTime", DateTimeResolver);
-builder.addScalarType("JSON", JSONResolver);
 builder.addScalarType("JSONObject", JSONObjectResolver);
 builder.addScalarType("SafeInt", SafeIntResolver);
 

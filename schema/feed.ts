@@ -5,9 +5,19 @@ import {
   feedEventLink,
 } from "../resolvers/feed.ts";
 import { DEFAULT_FEED_LIMIT, MAX_FEED_LIMIT } from "../services/feed.ts";
-import type { FeedEnvelope, Purchase } from "../services/feed_envelope.ts";
+import { FEED_EVENT_TYPES, type FeedEnvelope, type Purchase } from "../services/feed_envelope.ts";
 import { builder } from "./builder.ts";
 import { LinkRef } from "./link.ts";
+
+/**
+ * The event types, as REST spells them. New types may be added within schema_version 1: a
+ * client generated from this schema should keep an unknown value readable (for example
+ * graphql-codegen's `futureProofEnums`).
+ */
+const FeedEventType = builder.enumType("FeedEventType", {
+  description: "An event's type, spelt as in REST's `type` and `event_types[]`.",
+  values: FEED_EVENT_TYPES,
+});
 
 const FeedProject = builder.objectRef<FeedEnvelope["project"]>("FeedProject").implement({
   fields: (t) => ({
@@ -36,7 +46,7 @@ const FeedEvent = builder.objectRef<FeedEnvelope>("FeedEvent").implement({
   fields: (t) => ({
     schemaVersion: t.exposeInt("schema_version"),
     id: t.exposeString("id"),
-    type: t.exposeString("type"),
+    type: t.expose("type", { type: FeedEventType }),
     name: t.string({ nullable: true, resolve: (e) => e.name ?? null }),
     occurredAt: t.field({ type: "DateTime", resolve: (e) => e.occurred_at }),
     project: t.field({ type: FeedProject, resolve: (e) => e.project }),
@@ -104,7 +114,7 @@ builder.queryField("eventFeed", (t) =>
         description: `Events per page, 1 to ${MAX_FEED_LIMIT}.`,
       }),
       after: t.arg.string(),
-      eventTypes: t.arg.stringList(),
+      eventTypes: t.arg({ type: [FeedEventType] }),
     },
     resolve: (_root, args, ctx) =>
       eventFeed(ctx, {

@@ -25,14 +25,20 @@ export class ApiError extends Error {
   override name = "ApiError";
   /** Seconds, for rate_limited. */
   readonly retryAfter: number | undefined;
+  /**
+   * The input the error is about, in REST's words (`limit`, `events[3].occurred_at`); the
+   * message starts with it, so another transport can name it in its own words.
+   */
+  readonly field: string | undefined;
 
   constructor(
     readonly code: ErrorCode,
     message: string,
-    options: { cause?: unknown; retryAfter?: number } = {},
+    options: { cause?: unknown; retryAfter?: number; field?: string } = {},
   ) {
     super(message, { cause: options.cause });
     this.retryAfter = options.retryAfter;
+    this.field = options.field;
   }
 }
 
@@ -94,6 +100,8 @@ export interface ClassifiedError {
   message: string;
   /** Seconds before a retry can pass (rate_limited, unavailable). */
   retryAfter?: number;
+  /** The input the message starts with, in REST's words (see ApiError.field). */
+  field?: string;
   /** How the server logs it: not at all (the client's doing), a warning, or an error. */
   log: "none" | "warn" | "error";
   /** The log line's text, when it is logged. */
@@ -114,15 +122,13 @@ export function classifyError(err: unknown): ClassifiedError {
       message: err.message,
       log: "none",
       ...(err.retryAfter === undefined ? {} : { retryAfter: err.retryAfter }),
+      ...(err.field === undefined ? {} : { field: err.field }),
     };
   }
   if (err instanceof z.ZodError) {
     const issue = err.issues[0]!;
-    return {
-      code: "invalid_field",
-      message: `${fieldPath(issue.path)}: ${issue.message}`,
-      log: "none",
-    };
+    const field = fieldPath(issue.path);
+    return { code: "invalid_field", message: `${field}: ${issue.message}`, field, log: "none" };
   }
   if (isDataException(err)) {
     return {

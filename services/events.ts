@@ -70,6 +70,7 @@ export function assertOccurredInTime(events: readonly { occurred_at: Date }[], n
     throw new ApiError(
       "invalid_field",
       `events[${index}].occurred_at: must not be more than 24 hours in the future`,
+      { field: `events[${index}].occurred_at` },
     );
   }
 }

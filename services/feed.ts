@@ -102,6 +102,7 @@ function parseFeedQuery(secret: string, environmentId: number, input: FeedReadIn
       "bad_cursor",
       "after is not a cursor issued for this project and filter set; " +
         "send the saved next_after unchanged, or omit after to reread the retained events",
+      { field: "after" },
     );
   }
   return { limit, eventTypes, after };
@@ -110,7 +111,9 @@ function parseFeedQuery(secret: string, environmentId: number, input: FeedReadIn
 function parseLimit(n: number | undefined): number {
   if (n === undefined) return DEFAULT_FEED_LIMIT;
   if (!Number.isInteger(n) || n < 1 || n > MAX_FEED_LIMIT) {
-    throw new ApiError("invalid_limit", `limit must be an integer from 1 to ${MAX_FEED_LIMIT}`);
+    throw new ApiError("invalid_limit", `limit must be an integer from 1 to ${MAX_FEED_LIMIT}`, {
+      field: "limit",
+    });
   }
   return n;
 }
@@ -125,6 +128,7 @@ export function normaliseEventTypes(raw: readonly string[]): string[] {
       throw new ApiError(
         "invalid_event_type",
         `event_types[] must be among ${FEED_EVENT_TYPES.join(", ")}`,
+        { field: "event_types[]" },
       );
     }
   }

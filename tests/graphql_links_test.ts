@@ -101,9 +101,11 @@ Deno.test("generateLink rejects bad input with BAD_USER_INPUT and stores nothing
   const headers = { "PROJECT-KEY": p.key, "ENVIRONMENT": "production" };
   const before = await srv.sql`select count(*)::int as n from links`;
   const cases: [Record<string, unknown>, RegExp][] = [
-    [{ iosCustomRedirect: { url: "javascript:alert(1)" } }, /ios_custom_redirect\.url/],
-    [{ image: "data:image/png;base64,AAAA" }, /image/],
-    [{ title: "x".repeat(5000) }, /title/],
+    [{ iosCustomRedirect: { url: "javascript:alert(1)" } }, /^input\.iosCustomRedirect\.url: /],
+    [{ desktopCustomRedirect: { url: "ftp://x" } }, /^input\.desktopCustomRedirect\.url: /],
+    [{ image: "data:image/png;base64,AAAA" }, /^input\.image: /],
+    [{ title: "x".repeat(5000) }, /^input\.title: /],
+    [{ trackingCampaign: "x".repeat(300) }, /^input\.trackingCampaign: /],
   ];
   for (const [input, message] of cases) {
     const r = await gql(srv.url, GENERATE, { headers, variables: { input } });
