@@ -40,8 +40,10 @@ export async function graphqlBenchmarks(db: BenchDatabase, seconds: number): Pro
     })),
   );
 
+  // Statements are counted on a server of their own: the counting proxy costs time per query.
   const counted = countingSql(sql);
-  const service = serveService(counted.sql);
+  const countedService = serveService(counted.sql);
+  const service = serveService(sql);
   try {
     const path = links[0]!.path;
     const lookup = await compare(
@@ -60,8 +62,8 @@ export async function graphqlBenchmarks(db: BenchDatabase, seconds: number): Pro
       figure: `${fmt(lookup.service.rps, 0)} req/s vs REST ${fmt(lookup.baseline.rps, 0)} = ${
         fmt(lookup.ratio, 2)
       }×; p50 ${fmt(lookup.service.p50ms, 2)} ms (errors ${lookup.service.errors})`,
-      target: "≥ 0.6× REST",
-      pass: lookup.ratio >= 0.6 && lookup.service.errors === 0,
+      target: "≥ 0.8× REST",
+      pass: lookup.ratio >= 0.8 && lookup.service.errors === 0,
     });
 
     const feedQuery = {
@@ -71,7 +73,7 @@ export async function graphqlBenchmarks(db: BenchDatabase, seconds: number): Pro
       variables: { id: String(envId) },
     };
     counted.queries.length = 0;
-    const probe = await fetch(`${service.url}/graphql`, {
+    const probe = await fetch(`${countedService.url}/graphql`, {
       method: "POST",
       headers: { ...auth, "Content-Type": "application/json" },
       body: JSON.stringify(feedQuery),
@@ -82,23 +84,22 @@ export async function graphqlBenchmarks(db: BenchDatabase, seconds: number): Pro
     const queries = counted.queries.length;
     const linkQueries = counted.queries.filter((q) => /from links/i.test(q)).length;
 
-    const page = await compare(
-      () =>
-        wrk(`${service.url}/graphql`, {
-          connections: 1,
-          threads: 1,
-          seconds,
-          headers: auth,
-          lua: post(feedQuery),
-        }),
-      () =>
-        wrk(`${service.url}/api/v1/projects/${envId}/event_stream?limit=1000`, {
-          connections: 1,
-          threads: 1,
-          seconds,
-          headers: auth,
-        }),
-    );
+    const restPage = () =>
+      wrk(`${service.url}/api/v1/projects/${envId}/event_stream?limit=1000`, {
+        connections: 1,
+        threads: 1,
+        seconds,
+        headers: auth,
+      });
+    const graphqlPage = (query: unknown) => () =>
+      wrk(`${service.url}/graphql`, {
+        connections: 1,
+        threads: 1,
+        seconds,
+        headers: auth,
+        lua: post(query),
+      });
+    const page = await compare(graphqlPage(feedQuery), restPage);
     rows.push({
       name: "GraphQL eventFeed 1000 events with link { path title } vs REST page (-c1)",
       figure: `p50 ${fmt(page.service.p50ms)} ms vs REST ${fmt(page.baseline.p50ms)} ms = ${
@@ -107,10 +108,35 @@ export async function graphqlBenchmarks(db: BenchDatabase, seconds: number): Pro
       target: "≤ 2× REST time; 1 link query",
       pass: page.service.p50ms <= 2 * page.baseline.p50ms && linkQueries === 1 && events === 1000,
     });
+
+    // The same page as a Relay client asks for it: every FeedEvent field, each edge's cursor.
+    const relay = await compare(graphqlPage(relayQuery(envId)), restPage);
+    rows.push({
+      name: "GraphQL eventFeed, Relay-style (every field, edge cursors, pageInfo) vs REST (-c1)",
+      figure: `p50 ${fmt(relay.service.p50ms)} ms vs REST ${fmt(relay.baseline.p50ms)} ms = ${
+        fmt(relay.service.p50ms / relay.baseline.p50ms, 2)
+      }× the time (errors ${relay.service.errors})`,
+      target: "≤ 2× REST time",
+      pass: relay.service.p50ms <= 2 * relay.baseline.p50ms && relay.service.errors === 0,
+    });
   } finally {
     await service.close();
+    await countedService.close();
   }
   return rows;
+}
+
+function relayQuery(envId: number) {
+  return {
+    query: `query($id: ID!) { eventFeed(projectId: $id, first: 1000) {
+      schemaVersion
+      edges { cursor node { schemaVersion id type name occurredAt timeSpent project { id test }
+        device user attribution geo { country }
+        purchase { transactionId version amount currency productId store }
+        link { path title } } }
+      pageInfo { endCursor hasNextPage } } }`,
+    variables: { id: String(envId) },
+  };
 }
 
 const LINK_FIELDS = `id title subtitle path accessPath updatedAt generatedFromPlatform data

@@ -54,10 +54,12 @@ export async function eventFeed(
         after: args.after ?? undefined,
       }),
   );
+  // One JSON.parse for the page's envelopes rather than one call per event.
+  const nodes = JSON.parse(`[${page.events.map((e) => e.body).join(",")}]`) as FeedEnvelope[];
   return {
     schemaVersion: FEED_SCHEMA_VERSION,
-    edges: page.events.map((e) => ({
-      node: JSON.parse(e.body) as FeedEnvelope,
+    edges: page.events.map((e, i) => ({
+      node: nodes[i]!,
       cursor: () => page.cursorAfter(e.seq),
     })),
     pageInfo: { endCursor: page.nextAfter, hasNextPage: page.hasMore },

@@ -4,7 +4,7 @@
 // [environment id, capture epoch, last seq, filter set]; the MAC is HMAC-SHA256 over
 // `v1.<payload>` with the instance's cursor secret. Nothing about the client is stored: any
 // instance sharing the secret continues from a cursor, also after a restart.
-import { createHmac, timingSafeEqual } from "node:crypto";
+import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from "node:crypto";
 
 const VERSION = "v1";
 /** Well above any real cursor (a filter set of every type is under 300 characters). */
@@ -27,8 +27,15 @@ export interface FeedPosition {
   seq: string;
 }
 
+// The secret as a key object, made once: createHmac with a string key prepares the key on every
+// call, three times the cost of the MAC itself (a Relay page signs 1000 edge cursors).
+let cachedKey: { secret: string; key: KeyObject } | undefined;
+
 function mac(secret: string, signed: string): Buffer {
-  return createHmac("sha256", secret).update(signed).digest();
+  if (cachedKey?.secret !== secret) {
+    cachedKey = { secret, key: createSecretKey(Buffer.from(secret, "utf8")) };
+  }
+  return createHmac("sha256", cachedKey.key).update(signed).digest();
 }
 
 export function encodeCursor(secret: string, position: FeedPosition): string {

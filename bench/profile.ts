@@ -1,0 +1,95 @@
+// deno task profile -- <scenario> [--seconds N]: serves the app in this process under wrk and
+// writes a CPU profile (run with --cpu-prof), then prints the top frames by self time. For
+// finding where a hot path's JavaScript time goes before optimising it.
+import { parseArgs } from "node:util";
+import { systemClock } from "../services/clock.ts";
+import { recordEvents } from "../services/events.ts";
+import { createFeedToken } from "../services/feed_tokens.ts";
+import { createLink, type LinkRow } from "../services/links.ts";
+import { createProject } from "../services/projects.ts";
+import { benchDatabase, postJson, serveService, wrk } from "./lib.ts";
+
+const argv = Deno.args[0] === "--" ? Deno.args.slice(1) : Deno.args;
+const { values, positionals } = parseArgs({
+  args: argv,
+  allowPositionals: true,
+  options: { seconds: { type: "string", default: "8" } },
+});
+const scenario = positionals[0] ?? "graphql-link";
+const seconds = Number(values.seconds);
+
+const db = await benchDatabase();
+const { sql } = db;
+const { project, projectKey } = await createProject(sql, { name: "p", enterprise: true });
+const envId = project.environments.production.project_id;
+const sdk = { "PROJECT-KEY": projectKey, "ENVIRONMENT": "production" };
+const links: LinkRow[] = [];
+for (let i = 0; i < 200; i++) {
+  links.push(await createLink(sql, envId, { title: `Link ${i}`, tags: ["bench"] }));
+}
+const token = await createFeedToken(sql, systemClock, String(envId), "bench");
+const auth = { Authorization: `Bearer ${token.value}` };
+await recordEvents(
+  sql,
+  {
+    environment: { id: envId, kind: "production", hashid: project.id },
+    clock: systemClock,
+    linkBaseUrl: "https://lnk.example.test",
+  },
+  Array.from({ length: 1000 }, (_, i) => ({
+    type: "open" as const,
+    occurred_at: new Date(),
+    link_path: links[i % 200]!.path,
+    device: { os: "iOS", model: "iPhone15,2", locale: "de_DE", app_version: "4.12.0" },
+    user: { id: `user-${i}`, plan: "pro" },
+    geo: { country: "DE" },
+  })),
+);
+const service = serveService(sql);
+const path = links[0]!.path;
+const feedQuery = (fields: string) =>
+  postJson(JSON.stringify({
+    query: `query($id: ID!) { eventFeed(projectId: $id, first: 1000) { ${fields} } }`,
+    variables: { id: String(envId) },
+  }));
+const scenarios: Record<string, () => ReturnType<typeof wrk>> = {
+  "graphql-link": () =>
+    wrk(`${service.url}/graphql`, {
+      connections: 32,
+      seconds,
+      headers: sdk,
+      lua: postJson(JSON.stringify({ query: `{ link(path: "${path}") { id path title } }` })),
+    }),
+  "rest-link": () =>
+    wrk(`${service.url}/api/v1/sdk/link/${path}`, { connections: 32, seconds, headers: sdk }),
+  "graphql-feed": () =>
+    wrk(`${service.url}/graphql`, {
+      connections: 1,
+      threads: 1,
+      seconds,
+      headers: auth,
+      lua: feedQuery(
+        "edges { node { id type occurredAt device user geo { country } link { path title } } }",
+      ),
+    }),
+  "graphql-relay": () =>
+    wrk(`${service.url}/graphql`, {
+      connections: 1,
+      threads: 1,
+      seconds,
+      headers: auth,
+      lua: feedQuery(
+        `schemaVersion edges { cursor node { schemaVersion id type name occurredAt timeSpent
+        project { id test } device user attribution geo { country }
+        purchase { transactionId version amount currency productId store } link { path title } } }
+        pageInfo { endCursor hasNextPage }`,
+      ),
+    }),
+  "link-host": () =>
+    wrk(`${service.url}/${path}`, { connections: 32, seconds, headers: { "User-Agent": "x" } }),
+};
+const result = await scenarios[scenario]!();
+// deno-lint-ignore no-console
+console.log(scenario, JSON.stringify(result));
+await service.close();
+await db.close();

@@ -1,0 +1,119 @@
+// The common GraphQL request, a POST of one JSON document for a query or mutation, served
+// without Yoga's generic Fetch pipeline (request parsing, params hooks, result-processor
+// negotiation), which cost more per request than executing a small query. It still goes
+// through `yoga.getEnveloped`, so every envelop plugin stays on the path: the parser and
+// validation caches, armor's limits, graphql-jit, masked errors and the error logger, and the
+// same context factory. Anything else — another content type or Accept, a batch, a document
+// that does not parse or validate, a subscription — returns null and takes Yoga's full path, so
+// its answers are exactly Yoga's.
+import { type DocumentNode, getOperationAST } from "graphql";
+import { LRUCache } from "lru-cache";
+import { type FetchAPI, processRegularResult, type YogaServerInstance } from "graphql-yoga";
+
+/** The request parameters Yoga accepts; any other key is Yoga's to refuse. */
+const PARAM_KEYS: ReadonlySet<string> = new Set([
+  "query",
+  "variables",
+  "operationName",
+  "extensions",
+]);
+
+interface Params {
+  query: string;
+  variables?: Record<string, unknown> | null;
+  operationName?: string | null;
+  extensions?: Record<string, unknown> | null;
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * An answer of JSON is what the client takes: no Accept, or one naming application/json (or
+ * anything) without the streaming types Yoga would then prefer.
+ */
+function acceptsJson(accept: string | null): boolean {
+  if (accept === null || accept === "") return true;
+  if (/text\/event-stream|multipart\/mixed/i.test(accept)) return false;
+  return /(^|,)\s*(application\/json|\*\/\*)\s*(;|,|$)/i.test(accept);
+}
+
+function eligibleParams(request: Request, body: string): Params | null {
+  if (!/^application\/json\s*(;|$)/i.test(request.headers.get("content-type") ?? "")) return null;
+  if (!acceptsJson(request.headers.get("accept"))) return null;
+  let params: unknown;
+  try {
+    params = JSON.parse(body);
+  } catch {
+    return null;
+  }
+  if (!isObject(params) || typeof params.query !== "string") return null;
+  for (const key of Object.keys(params)) if (!PARAM_KEYS.has(key)) return null;
+  if (params.variables != null && !isObject(params.variables)) return null;
+  if (params.operationName != null && typeof params.operationName !== "string") return null;
+  if (params.extensions != null && !isObject(params.extensions)) return null;
+  return params as unknown as Params;
+}
+
+export type FastPath<TServerContext> = (
+  request: Request,
+  body: string,
+  serverContext: TServerContext,
+) => Promise<Response | null>;
+
+/**
+ * The fast path of one Yoga instance: it serves a POSTed JSON query or mutation through the
+ * enveloped plugins, or answers null when the request is not one it takes (the caller then
+ * hands it to `yoga.fetch`).
+ */
+export function createFastPath<TServerContext extends object>(
+  // deno-lint-ignore no-explicit-any
+  yoga: YogaServerInstance<TServerContext, any>,
+): FastPath<TServerContext> {
+  /**
+   * Documents that parsed and validated, by their text. Validation depends only on the
+   * document and this instance's rules, which are fixed for its life (armor's limits, the
+   * introspection switch), so a document valid once stays valid. Yoga's own caches still pay
+   * for a key of every rule's name on each request; this skips the hooks altogether. Bounded:
+   * the least recently used entry goes when it is full.
+   */
+  const validDocuments = new LRUCache<string, DocumentNode>({ max: 1000 });
+  return (request, body, serverContext) =>
+    serve(yoga, validDocuments, request, body, serverContext);
+}
+
+async function serve<TServerContext extends object>(
+  // deno-lint-ignore no-explicit-any
+  yoga: YogaServerInstance<TServerContext, any>,
+  validDocuments: LRUCache<string, DocumentNode>,
+  request: Request,
+  body: string,
+  serverContext: TServerContext,
+): Promise<Response | null> {
+  const params = eligibleParams(request, body);
+  if (!params) return null;
+  const enveloped = yoga.getEnveloped({ ...serverContext, request, params });
+  let document = validDocuments.get(params.query);
+  if (!document) {
+    // Parse and validation errors (armor's limits throw from both) are Yoga's to answer.
+    try {
+      const parsed: DocumentNode = enveloped.parse(params.query);
+      if (enveloped.validate(enveloped.schema, parsed).length > 0) return null;
+      document = parsed;
+    } catch {
+      return null;
+    }
+    validDocuments.set(params.query, document);
+  }
+  const operation = getOperationAST(document, params.operationName ?? undefined);
+  if (!operation || operation.operation === "subscription") return null;
+  const contextValue = await enveloped.contextFactory();
+  const result = await enveloped.execute({
+    schema: enveloped.schema,
+    document,
+    contextValue,
+    variableValues: params.variables ?? undefined,
+    operationName: params.operationName ?? undefined,
+  });
+  return processRegularResult(result, globalThis as unknown as FetchAPI, "application/json");
+}
