@@ -77,5 +77,5 @@ export async function generateLink(
     tracking_medium: input.trackingMedium ?? undefined,
   });
   const row = await createLink(sql, environment.id, parsed);
-  return { url: accessPath(config.linkBaseUrl, row.path), link: toLink(row, config.linkBaseUrl) };
+  return { url: accessPath(config.linkBaseUrl, row), link: toLink(row, config.linkBaseUrl) };
 }
