@@ -45,7 +45,11 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
     const path = c.req.param("path");
     if (RESERVED.has(path)) return c.notFound();
     // Only links of the projects served on the requested host (services/apps.ts): elsewhere 404.
-    const link = await getHostedLink(sql, requestHost(c.req.header("Host")), path);
+    const link = await getHostedLink(
+      sql,
+      requestHost(c.req.header("Host"), deps.config.linkBaseUrl),
+      path,
+    );
     if (!link) return html(c, renderNotFoundPage(), 404);
 
     const userAgent = c.req.header("User-Agent") ?? "";

@@ -47,7 +47,9 @@ export function linkHostAppRoutes(deps: AppDeps): Hono<AppEnv> {
   // Both files are answered directly on the host asked for (never redirected, as Apple and
   // Google require), for the projects served on that host; 404 when none has such an app.
   const association = (build: typeof assetLinks) => async (c: Context<AppEnv>) => {
-    const file = build(await appsOnHost(sql, requestHost(c.req.header("Host"))));
+    const file = build(
+      await appsOnHost(sql, requestHost(c.req.header("Host"), deps.config.linkBaseUrl)),
+    );
     if (file === null) {
       return errorResponse("not_found", "no app is associated with this host");
     }

@@ -21,29 +21,42 @@ export interface Apps {
   android?: AndroidApp | undefined;
 }
 
-/**
- * The host a request was made to, as the link host compares it with link domains: the `Host`
- * header (behind a proxy, whatever the proxy forwards in it) in lower case, without port and
- * trailing dot. No X-Forwarded-Host is read: a client could set it to anything.
- */
-export function requestHost(hostHeader: string | undefined): string {
-  const host = (hostHeader ?? "").trim().toLowerCase();
-  const bare = host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : host.split(":")[0]!;
-  return bare.replace(/\.$/, "");
+/** The host a link-host request was made to. */
+export interface LinkHost {
+  /** Lower case, without port and trailing dot. */
+  name: string;
+  /** LINK_BASE_URL's host or a direct address: where projects without a link domain are served. */
+  isDefault: boolean;
 }
 
 /**
- * The projects served on `host`: the one whose link domain it is, or, when it is no project's
- * domain (LINK_BASE_URL's host, or however else the service is reached), every project without
- * a link domain. As SQL, so the link host resolves host and path in one query.
+ * Reads the `Host` header (behind a proxy, whatever the proxy forwards in it; no
+ * X-Forwarded-Host is read, a client could set it to anything). The default host is
+ * LINK_BASE_URL's, and also `localhost` and any IP address, so that the service answers when
+ * reached directly (health checks, local development). Any other name is a project's link
+ * domain or nothing: a domain pointed at the service by someone else serves no link.
  */
-export function servedOnHost(db: Db, host: string) {
-  return db`(p.link_domain = ${host} or (p.link_domain is null and not exists (
-    select 1 from projects d where d.link_domain = ${host})))`;
+export function requestHost(hostHeader: string | undefined, linkBaseUrl: string): LinkHost {
+  const host = (hostHeader ?? "").trim().toLowerCase();
+  const bare = host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : host.split(":")[0]!;
+  const name = bare.replace(/\.$/, "");
+  const isDefault = name === new URL(linkBaseUrl).hostname || name === "localhost" ||
+    name.startsWith("[") || /^[0-9.]+$/.test(name);
+  return { name, isDefault };
+}
+
+/**
+ * The projects served on `host`: the one whose link domain it is, or, on the default host,
+ * every project without one (link domains are never the default host: projects.ts refuses
+ * it, and inputs/project_settings.ts refuses IP addresses and single labels). SQL over `projects p`, so
+ * the link host resolves host and path in one query.
+ */
+export function servedOnHost(db: Db, host: LinkHost) {
+  return db`(p.link_domain = ${host.name} or (${host.isDefault} and p.link_domain is null))`;
 }
 
 /** The apps of the projects served on `host`, in project order. */
-export async function appsOnHost(db: Db, host: string): Promise<Apps[]> {
+export async function appsOnHost(db: Db, host: LinkHost): Promise<Apps[]> {
   const rows = await db<{ apps: Apps }[]>`
     select p.apps from projects p
     where ${servedOnHost(db, host)} and p.apps <> '{}'::jsonb

@@ -3,7 +3,7 @@ import { ApiError, isUniqueViolation, notFound } from "./errors.ts";
 import { authenticateSdk, LINK_ENVIRONMENTS, type SdkHeaders } from "./sdk_auth.ts";
 import { hashSecret } from "./secrets.ts";
 import { getEnvironmentOrThrow } from "./projects.ts";
-import { type Apps, servedOnHost } from "./apps.ts";
+import { type Apps, type LinkHost, servedOnHost } from "./apps.ts";
 
 export interface Redirect {
   url?: string;
@@ -250,12 +250,12 @@ export interface HostedLink extends LinkRow {
 
 /**
  * The active link at `path` if its project is served on `host` (services/apps.ts): a project
- * with a link domain only there, the others on every host that is no project's domain. Paths
+ * with a link domain only there, the others on the default host. Paths
  * are unique on the instance, so the path alone finds the link; the host only admits it.
  */
 export async function getHostedLink(
   db: Db,
-  host: string,
+  host: LinkHost,
   path: string,
 ): Promise<HostedLink | undefined> {
   if (!isLinkPath(path)) return undefined;

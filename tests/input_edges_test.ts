@@ -139,7 +139,7 @@ Deno.test("ViewRecorder.flush(timeout) returns while the database stays away", a
   });
   const link = (await getHostedLink(
     srv.sql,
-    "lnk.example.test",
+    { name: "lnk.example.test", isDefault: true },
     new URL(created.body.link).pathname.slice(1),
   ))!;
   const dead = new Proxy(srv.sql, {
