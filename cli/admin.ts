@@ -7,12 +7,21 @@ import { systemClock } from "../services/clock.ts";
 import { ApiError } from "../services/errors.ts";
 import { createFeedToken, listFeedTokens, revokeFeedToken } from "../services/feed_tokens.ts";
 import { createProject, updateProject } from "../services/projects.ts";
+import { projectSettings } from "../inputs/project_settings.ts";
+import { fieldPath } from "../services/errors.ts";
 
 const USAGE = `usage: deno task admin <command> [options]
 
 commands:
   create-project --name NAME [--enterprise]    create a project (prints its key once)
   set-enterprise --project HASHID --on|--off   grant or withdraw Enterprise access
+  set-link-domain --project HASHID --domain HOST|--none
+                                               serve the project's links on HOST (or on
+                                               LINK_BASE_URL's host again)
+  set-apps --project HASHID [--ios JSON] [--android JSON]
+                                               the project's apps ('null' removes one), e.g.
+    --ios '{"team_id":"ABCDE12345","bundle_id":"com.acme.app","app_store_id":"123","scheme":"acme"}'
+    --android '{"package":"com.acme.app","sha256_cert_fingerprints":["14:6D:…"],"scheme":"acme"}'
   create-token --project-id ID --name NAME     create a feed token (prints its value once)
   list-tokens --project-id ID                  list active feed tokens
   revoke-token --project-id ID --token-id ID   revoke a feed token
@@ -43,6 +52,10 @@ const { values, positionals } = parseArgs({
     "token-id": { type: "string" },
     on: { type: "boolean" },
     off: { type: "boolean" },
+    domain: { type: "string" },
+    none: { type: "boolean" },
+    ios: { type: "string" },
+    android: { type: "string" },
     help: { type: "boolean", short: "h" },
   },
 });
@@ -80,6 +93,40 @@ try {
       if (values.on === values.off) fail("set-enterprise: give exactly one of --on and --off");
       print({
         project: await updateProject(db.sql, need("project"), { enterprise: values.on === true }),
+      });
+      break;
+    }
+    case "set-link-domain":
+    case "set-apps": {
+      let raw: Record<string, unknown>;
+      if (command === "set-link-domain") {
+        if ((values.domain === undefined) === (values.none !== true)) {
+          fail("set-link-domain: give exactly one of --domain HOST and --none");
+        }
+        raw = { link_domain: values.none === true ? null : values.domain };
+      } else {
+        const apps: Record<string, unknown> = {};
+        for (const platform of ["ios", "android"] as const) {
+          const v = values[platform];
+          if (typeof v !== "string") continue;
+          try {
+            apps[platform] = JSON.parse(v);
+          } catch {
+            fail(`set-apps: --${platform} is not JSON`);
+          }
+        }
+        if (Object.keys(apps).length === 0) fail("set-apps: give --ios and/or --android");
+        raw = { apps };
+      }
+      const parsed = projectSettings.safeParse(raw);
+      if (!parsed.success) {
+        const issue = parsed.error.issues[0]!;
+        fail(`${command}: ${fieldPath(issue.path)}: ${issue.message}`);
+      }
+      print({
+        project: await updateProject(db.sql, need("project"), parsed.data, {
+          defaultHost: new URL(config.linkBaseUrl).hostname,
+        }),
       });
       break;
     }

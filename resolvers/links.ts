@@ -83,5 +83,5 @@ export async function generateLink(
     );
   const parsed = await withGraphQLNames((field) => `input.${camelPath(field)}`, parse);
   const row = await createLink(sql, environment.id, parsed);
-  return { url: accessPath(config.linkBaseUrl, row.path), link: toLink(row, config.linkBaseUrl) };
+  return { url: accessPath(config.linkBaseUrl, row), link: toLink(row, config.linkBaseUrl) };
 }

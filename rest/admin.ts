@@ -15,15 +15,18 @@ import { secretMatches } from "../services/secrets.ts";
 import { bearerToken } from "../inputs/headers.ts";
 import { readBody } from "./body.ts";
 import { httpUrl, text } from "../inputs/common.ts";
+import { projectSettings } from "../inputs/project_settings.ts";
 import type { AppDeps } from "../services/deps.ts";
 import type { AppEnv } from "./deps.ts";
 
 const name = text(200).trim().min(1);
 const createProjectBody = z.object({ name, enterprise: z.boolean().default(false) });
-const updateProjectBody = z.object({ name: name.optional(), enterprise: z.boolean().optional() })
-  .refine((b) => b.name !== undefined || b.enterprise !== undefined, {
-    message: "give name or enterprise",
-  });
+const updateProjectBody = projectSettings.extend({
+  name: name.optional(),
+  enterprise: z.boolean().optional(),
+}).refine((b) => Object.values(b).some((v) => v !== undefined), {
+  message: "give name, enterprise, link_domain or apps",
+});
 const createTokenBody = z.object({ name });
 const createDestinationBody = z.object({ url: httpUrl });
 const patchLinkBody = z.object({ active: z.boolean() });
@@ -58,10 +61,14 @@ export function adminRoutes(deps: AppDeps): Hono<AppEnv> {
     return c.json({ project: await getProjectOrThrow(sql, c.req.param("hashid")) });
   });
 
-  // PATCH /api/v1/admin/projects/:hashid – rename, grant or withdraw Enterprise
+  // PATCH /api/v1/admin/projects/:hashid – rename, Enterprise, link domain and apps
   app.patch("/admin/projects/:hashid", auth, async (c) => {
     const body = await readBody(c, updateProjectBody);
-    return c.json({ project: await updateProject(sql, c.req.param("hashid"), body) });
+    return c.json({
+      project: await updateProject(sql, c.req.param("hashid"), body, {
+        defaultHost: new URL(config.linkBaseUrl).hostname,
+      }),
+    });
   });
 
   // POST /api/v1/admin/projects/:hashid/regenerate_key – new key, the old one stops at once

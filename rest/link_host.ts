@@ -6,10 +6,12 @@ import {
   detectPlatform,
   isPreviewCrawler,
 } from "../services/link_host.ts";
+import { requestHost } from "../services/apps.ts";
 import { accessPath, getHostedLink } from "../services/links.ts";
 import type { AppDeps } from "../services/deps.ts";
 import type { AppEnv } from "./deps.ts";
-import { renderNotFoundPage, renderPreviewPage } from "./link_host_html.ts";
+import { renderNotFoundPage, renderOpenAppPage, renderPreviewPage } from "./link_host_html.ts";
+import { linkHostAppRoutes } from "./link_host_apps.ts";
 
 /** First segments that belong to the API, never to a link: they keep the JSON 404. */
 const RESERVED = new Set(["api", "graphql", "healthz", "readyz", "openapi.json"]);
@@ -24,6 +26,13 @@ const HTML_HEADERS = {
     "default-src 'none'; style-src 'unsafe-inline'; img-src http: https: data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
 };
 
+/** The open-app page runs its script, served from this host, and nothing else. */
+const OPEN_APP_HEADERS = {
+  ...HTML_HEADERS,
+  "Content-Security-Policy":
+    "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src http: https: data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+};
+
 function html(c: Context<AppEnv>, body: string, status: 200 | 404): Response {
   return c.body(body, status, HTML_HEADERS);
 }
@@ -32,13 +41,20 @@ function html(c: Context<AppEnv>, body: string, status: 200 | 404): Response {
 export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
   const { sql, config } = deps;
   const app = new Hono<AppEnv>();
+  // The association files and the open-app script: paths no link can have.
+  app.route("/", linkHostAppRoutes(deps));
 
   // GET /:path – redirect to the platform's destination or show the preview page; HEAD (which
   // Hono serves with this handler) answers the same without a body and is not counted as a view
   app.get("/:path", async (c) => {
     const path = c.req.param("path");
     if (RESERVED.has(path)) return c.notFound();
-    const link = await getHostedLink(sql, path);
+    // Only links of the projects served on the requested host (services/apps.ts): elsewhere 404.
+    const link = await getHostedLink(
+      sql,
+      requestHost(c.req.header("Host"), deps.config.linkBaseUrl),
+      path,
+    );
     if (!link) return html(c, renderNotFoundPage(), 404);
 
     const userAgent = c.req.header("User-Agent") ?? "";
@@ -51,17 +67,16 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
     if (hit.action === "redirect") {
       return c.body(null, 302, { Location: hit.url, "Cache-Control": "no-store" });
     }
-    return html(
-      c,
-      renderPreviewPage({
-        title: link.title,
-        subtitle: link.subtitle,
-        image: link.image,
-        url: accessPath(config.linkBaseUrl, link.path),
-        destination: hit.destination,
-      }),
-      200,
-    );
+    const page = {
+      title: link.title,
+      subtitle: link.subtitle,
+      image: link.image,
+      url: accessPath(config.linkBaseUrl, link),
+    };
+    if (hit.action === "open_app") {
+      return c.body(renderOpenAppPage({ ...page, ...hit }), 200, OPEN_APP_HEADERS);
+    }
+    return html(c, renderPreviewPage({ ...page, destination: hit.destination }), 200);
   });
 
   // GET / and GET /<anything>/<more> – never a link: the HTML 404, except under the API's

@@ -27,12 +27,15 @@ p{margin:0 0 20px;color:#5b6270;word-wrap:break-word}
 a.button{display:block;text-align:center;padding:14px 18px;border-radius:10px;
 background:#2f6fed;color:#fff;font-weight:600;text-decoration:none}
 a.button:active{background:#2559c2}
+a.button+a.button{margin-top:12px}
+a.secondary{background:transparent;color:#2f6fed;box-shadow:inset 0 0 0 2px #2f6fed}
 .muted{color:#8a909c;font-size:.9rem;margin:0}
+.offscreen{position:fixed;left:-9999px;top:0}
 @media (prefers-color-scheme:dark){body{background:#15171c;color:#e8eaed}
 main{background:#1f2229;box-shadow:none}p{color:#aab0bb}}
 `;
 
-function document(head: string, body: string): string {
+function document(head: string, body: string, script = ""): string {
   return `<!doctype html>
 <html lang="en">
 <head>
@@ -41,7 +44,7 @@ function document(head: string, body: string): string {
 <meta name="robots" content="noindex">
 ${head}
 <style>${STYLE}</style>
-</head>
+${script}</head>
 <body>
 ${body}
 </body>
@@ -98,5 +101,63 @@ export function renderNotFoundPage(): string {
 <h1>Link not found</h1>
 <p>This link does not exist or is no longer active.</p>
 </div></main>`,
+  );
+}
+
+/** The script of the open-app page: a file, never inline (the host's CSP allows no inline script). */
+export const OPEN_APP_SCRIPT_PATH = "/open-app.js";
+
+export interface OpenAppPage {
+  title: string;
+  subtitle: string;
+  image: string | null;
+  /** The link's own URL: what the App Store button copies for a deferred deep link. */
+  url: string;
+  /** `<scheme>://<path>`. */
+  appUrl: string;
+  /** Where to go when the app did not open; null: stay on this page. */
+  fallback: string | null;
+  /** The App Store page, or null when no App Store id is configured. */
+  storeUrl: string | null;
+  /** Try the app as soon as the page loads, rather than on the visitor's tap. */
+  auto: boolean;
+}
+
+/**
+ * iOS: the page that tries to open the app. Its script (OPEN_APP_SCRIPT_PATH) reads everything
+ * from the data attributes of #open-app, so the page carries no script of its own.
+ */
+export function renderOpenAppPage(page: OpenAppPage): string {
+  const title = escapeHtml(page.title);
+  const subtitle = escapeHtml(page.subtitle);
+  const image = page.image === null ? null : escapeHtml(page.image);
+  const fallback = page.fallback ?? "";
+  const buttons = [
+    `<a class="button" id="open-app-button" href="${escapeHtml(page.appUrl)}">Open in the app</a>`,
+    page.storeUrl === null
+      ? ""
+      : `<a class="button secondary" id="store-button" href="${
+        escapeHtml(page.storeUrl)
+      }" data-copy="${escapeHtml(page.url)}">Get the app</a>`,
+    page.fallback === null || page.fallback === page.storeUrl
+      ? ""
+      : `<a class="button secondary" href="${
+        escapeHtml(page.fallback)
+      }" rel="noopener">Continue in the browser</a>`,
+  ].filter((b) => b !== "").join("\n");
+  const body = `<main id="open-app" data-app-url="${escapeHtml(page.appUrl)}" data-fallback-url="${
+    escapeHtml(fallback)
+  }" data-auto="${page.auto}">
+${image === null ? "" : `<img src="${image}" alt="">`}
+<div class="body">
+${title ? `<h1>${title}</h1>` : ""}
+${subtitle ? `<p>${subtitle}</p>` : ""}
+${buttons}
+</div>
+</main>`;
+  return document(
+    `<title>${title || "Open in the app"}</title>`,
+    body,
+    `<script src="${OPEN_APP_SCRIPT_PATH}" defer></script>\n`,
   );
 }

@@ -29,9 +29,51 @@ const redirect = {
   type: "object",
   properties: { url: { type: "string" }, open_app_if_installed: { type: "boolean" } },
 };
+const scheme = {
+  type: "string",
+  pattern: "^[A-Za-z][A-Za-z0-9+.-]*$",
+  description: "the app's URI scheme (RFC 3986), without ://; web schemes are refused",
+};
+const iosApp = {
+  type: "object",
+  additionalProperties: false,
+  required: ["team_id", "bundle_id"],
+  properties: {
+    team_id: { type: "string", pattern: "^[A-Z0-9]{10}$" },
+    bundle_id: { type: "string", pattern: "^[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)+$" },
+    app_store_id: { type: "string", pattern: "^[0-9]{1,15}$" },
+    scheme,
+  },
+};
+const androidApp = {
+  type: "object",
+  additionalProperties: false,
+  required: ["package", "sha256_cert_fingerprints"],
+  properties: {
+    package: { type: "string", pattern: "^[A-Za-z][A-Za-z0-9_]*(\\.[A-Za-z][A-Za-z0-9_]*)+$" },
+    sha256_cert_fingerprints: {
+      type: "array",
+      minItems: 1,
+      maxItems: 10,
+      items: { type: "string", pattern: "^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){31}$" },
+    },
+    scheme,
+  },
+};
+const apps = {
+  type: "object",
+  additionalProperties: false,
+  properties: { ios: iosApp, android: androidApp },
+};
+const linkDomain = {
+  type: ["string", "null"],
+  description: "host name the project's links are served on (null: LINK_BASE_URL's host)",
+};
 const project = {
   type: "object",
   properties: {
+    link_domain: linkDomain,
+    apps,
     id: { type: "string", description: "hashid" },
     name: { type: "string" },
     enterprise: { type: "boolean" },
@@ -313,12 +355,27 @@ export const OPENAPI_DOCUMENT = {
         },
       },
       patch: {
-        summary: "Rename, grant or withdraw Enterprise",
+        summary: "Rename, grant or withdraw Enterprise, set the link domain and apps",
+        description: "For link_domain, apps.ios and apps.android: absent leaves the setting, " +
+          "null removes it, a value replaces it. A domain used by another project, or any " +
+          "malformed value, is 400 invalid_field naming the field, and nothing changes.",
         security: adminSecurity,
         parameters: [pathParam("hashid")],
         requestBody: body({
           type: "object",
-          properties: { name: { type: "string" }, enterprise: { type: "boolean" } },
+          properties: {
+            name: { type: "string" },
+            enterprise: { type: "boolean" },
+            link_domain: linkDomain,
+            apps: {
+              type: "object",
+              additionalProperties: false,
+              properties: {
+                ios: { oneOf: [iosApp, { type: "null" }] },
+                android: { oneOf: [androidApp, { type: "null" }] },
+              },
+            },
+          },
         }),
         responses: {
           200: ok("The project", { type: "object", properties: { project: ref("Project") } }),
@@ -488,12 +545,49 @@ export const OPENAPI_DOCUMENT = {
     },
     "/{path}": {
       get: {
-        summary: "The link host: redirect or preview page",
+        summary: "The link host: redirect, open-app page or preview page",
+        description: "Served by Host: a project's links only on its link domain, projects " +
+          "without one on LINK_BASE_URL's host (and localhost or an IP address).",
         parameters: [pathParam("path")],
         responses: {
-          200: ok("Preview page", { type: "string" }, "text/html"),
-          302: { description: "Redirect to the platform's destination" },
-          404: ok("Unknown or deactivated link", { type: "string" }, "text/html"),
+          200: ok(
+            "Preview page, or (iOS) the page that tries the app",
+            { type: "string" },
+            "text/html",
+          ),
+          302: { description: "Redirect: custom redirect, store page or Android intent:// URL" },
+          404: ok("Unknown or deactivated link, or not served on this host", {
+            type: "string",
+          }, "text/html"),
+        },
+      },
+    },
+    "/.well-known/apple-app-site-association": {
+      get: {
+        summary: "iOS universal links: the iOS apps of the projects served on this host",
+        responses: {
+          200: ok("applinks.details[] with appIDs and components", { type: "object" }),
+          304: { description: "Not modified (If-None-Match)" },
+          404: error("No iOS app is configured for this host"),
+        },
+      },
+    },
+    "/.well-known/assetlinks.json": {
+      get: {
+        summary: "Android App Links: the Android apps of the projects served on this host",
+        responses: {
+          200: ok("Digital Asset Links statements", { type: "array" }),
+          304: { description: "Not modified (If-None-Match)" },
+          404: error("No Android app is configured for this host"),
+        },
+      },
+    },
+    "/open-app.js": {
+      get: {
+        summary: "The script of the iOS open-app page",
+        responses: {
+          200: ok("JavaScript", { type: "string" }, "text/javascript"),
+          304: { description: "Not modified (If-None-Match)" },
         },
       },
     },

@@ -26,7 +26,7 @@ export function sdkRoutes(deps: AppDeps): Hono<AppEnv> {
     const environment = await authenticate(c, LINK_ENVIRONMENTS);
     const input = await readBody(c, generateLinkBody);
     const row = await createLink(sql, environment.id, input);
-    return c.json({ link: accessPath(config.linkBaseUrl, row.path) });
+    return c.json({ link: accessPath(config.linkBaseUrl, row) });
   });
 
   // GET /api/v1/sdk/link/:link_path – one link of the environment, active or not

@@ -47,6 +47,8 @@ export interface RecordResult {
 interface LinkRef {
   id: number;
   path: string;
+  /** The project's link domain when the event is recorded: it fixes the envelope's access_path. */
+  link_domain: string | null;
 }
 
 /** A newly stored event, with what moves the counters. */
@@ -138,8 +140,9 @@ async function resolveLinks(
   ];
   if (paths.length === 0) return links;
   const rows = await db<LinkRef[]>`
-    select id, path from links
-    where environment_id = ${environmentId} and path = any(${paths}::text[])
+    select l.id, l.path, p.link_domain
+    from links l join environments e on e.id = l.environment_id join projects p on p.id = e.project_id
+    where l.environment_id = ${environmentId} and l.path = any(${paths}::text[])
   `;
   for (const row of rows) links.set(row.path, row);
   return links;
@@ -164,7 +167,9 @@ function envelope(
     link: link && {
       id: link.id,
       path: link.path,
-      access_path: accessPath(ctx.linkBaseUrl, link.path),
+      // As of recording: envelopes are stored and served byte for byte, so a later change of
+      // the project's link domain does not rewrite them (the Link object shows the new one).
+      access_path: accessPath(ctx.linkBaseUrl, link),
     },
     attribution: e.attribution ?? undefined,
     geo: e.geo ? { country: e.geo.country } : undefined,

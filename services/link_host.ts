@@ -1,5 +1,7 @@
-// What the link host does with a hit: which platform asks, whether it is a preview crawler,
-// and whether to redirect or show the preview page. Views are recorded by view_recorder.ts.
+// What the link host does with a hit: which platform asks, whether it is a preview crawler, and
+// where to send it (CONTRACT.md, "The link host" and "Link domains and app association"). Views
+// are recorded by view_recorder.ts.
+import { type Apps, appSchemeUrl, appStoreUrl, intentUrl, playStoreUrl } from "./apps.ts";
 import { isHttpUrl, type LinkRow, type Redirect } from "./links.ts";
 
 export type Platform = "ios" | "android" | "desktop";
@@ -28,7 +30,20 @@ export function countsAsView(method: string, crawler: boolean): boolean {
 
 export type LinkHit =
   | { action: "redirect"; url: string }
-  | { action: "page"; destination: string | null };
+  /** The preview page; `destination` is where its button leads (null: nowhere on this device). */
+  | { action: "page"; destination: string | null }
+  /**
+   * iOS with an app to open: a page that tries `appUrl` and, if the app did not take over,
+   * goes to `fallback`. `auto`: at once; otherwise (preview first) on the visitor's tap.
+   * `storeUrl` is the App Store button that copies the link for a deferred deep link.
+   */
+  | {
+    action: "open_app";
+    appUrl: string;
+    fallback: string | null;
+    storeUrl: string | null;
+    auto: boolean;
+  };
 
 function redirectUrl(redirect: Redirect | null | undefined): string | null {
   const url = redirect?.url;
@@ -37,23 +52,53 @@ function redirectUrl(redirect: Redirect | null | undefined): string | null {
 }
 
 /**
- * iOS and Android follow their custom redirect unless the link asks for a preview there; the
- * desktop has no preview flag, so its redirect is always followed. Without a redirect (or for a
- * crawler) the answer is the preview page, linking to the platform's destination if it has one.
- * `open_app_if_installed` needs the app SDK on the device; the web host cannot act on it.
+ * A request only reaches the link host when the OS did not open the app for the URL (no app, or
+ * one without the association). Then, per platform:
+ * - iOS: `open_app_if_installed` and an app scheme: the page that tries the scheme, falling
+ *   back to the custom redirect, else the App Store. Otherwise the custom redirect, else the
+ *   App Store, else the preview page.
+ * - Android: `open_app_if_installed` and an app scheme: Chrome's `intent://` URL, whose browser
+ *   fallback is the custom redirect, else the Play Store. Otherwise the custom redirect, else
+ *   the Play Store, else the preview page. Play Store URLs carry the install referrer.
+ * - Desktop: the custom redirect, else the preview page.
+ * `show_preview_ios`/`_android` show the preview first, its button leading where the redirect
+ * would have; a crawler always gets the preview page.
  */
-export function decideHit(link: LinkRow, platform: Platform, crawler: boolean): LinkHit {
-  const redirect = platform === "ios"
-    ? link.ios_custom_redirect
-    : platform === "android"
-    ? link.android_custom_redirect
-    : link.desktop_custom_redirect;
-  const destination = redirectUrl(redirect);
-  const preview = platform === "ios"
-    ? link.show_preview_ios
-    : platform === "android"
-    ? link.show_preview_android
-    : false;
-  if (destination && !preview && !crawler) return { action: "redirect", url: destination };
-  return { action: "page", destination };
+export function decideHit(
+  link: LinkRow & { apps: Apps },
+  platform: Platform,
+  crawler: boolean,
+): LinkHit {
+  let target: string | null;
+  let preview = false;
+  if (platform === "ios") {
+    const app = link.apps.ios;
+    const custom = redirectUrl(link.ios_custom_redirect);
+    const store = appStoreUrl(app);
+    preview = link.show_preview_ios;
+    if (!crawler && link.ios_custom_redirect.open_app_if_installed === true && app?.scheme) {
+      return {
+        action: "open_app",
+        appUrl: appSchemeUrl(app.scheme, link.path),
+        fallback: custom ?? store,
+        storeUrl: store,
+        auto: !preview,
+      };
+    }
+    target = custom ?? store;
+  } else if (platform === "android") {
+    const app = link.apps.android;
+    const custom = redirectUrl(link.android_custom_redirect);
+    const fallback = custom ?? (app ? playStoreUrl(app, link) : null);
+    preview = link.show_preview_android;
+    const scheme = app?.scheme;
+    target = link.android_custom_redirect.open_app_if_installed === true && app && scheme &&
+        fallback
+      ? intentUrl({ ...app, scheme }, link.path, fallback)
+      : fallback;
+  } else {
+    target = redirectUrl(link.desktop_custom_redirect);
+  }
+  if (target && !preview && !crawler) return { action: "redirect", url: target };
+  return { action: "page", destination: target };
 }

@@ -4,6 +4,7 @@ import { authenticateSdk, LINK_ENVIRONMENTS, type SdkHeaders } from "./sdk_auth.
 import { createLinkCounters } from "./link_counters.ts";
 import { hashSecret } from "./secrets.ts";
 import { getEnvironmentOrThrow, wrongProjectKey } from "./projects.ts";
+import { type Apps, type LinkHost, servedOnHost } from "./apps.ts";
 
 export interface Redirect {
   url?: string;
@@ -54,6 +55,8 @@ export interface LinkRow {
   generated_from_platform: string;
   active: boolean;
   updated_at: Date;
+  /** The project's link domain when the row was read (a join, not a column of links). */
+  link_domain: string | null;
 }
 
 /** What a new link may carry; everything is optional, as on `generate_link`. */
@@ -92,8 +95,15 @@ export function isLinkPath(path: string): boolean {
   return /^[A-Za-z0-9_-]{1,128}$/.test(path);
 }
 
-export function accessPath(linkBaseUrl: string, path: string): string {
-  return `${linkBaseUrl}/${path}`;
+/**
+ * The link's URL: on its project's link domain, or on LINK_BASE_URL when the project has none.
+ * Derived whenever a link is read, so a domain change moves every link of the project at once.
+ */
+export function accessPath(
+  linkBaseUrl: string,
+  link: { path: string; link_domain: string | null },
+): string {
+  return `${link.link_domain ? `https://${link.link_domain}` : linkBaseUrl}/${link.path}`;
 }
 
 export function toLink(row: LinkRow, linkBaseUrl: string): Link {
@@ -102,7 +112,7 @@ export function toLink(row: LinkRow, linkBaseUrl: string): Link {
     title: row.title,
     subtitle: row.subtitle,
     path: row.path,
-    access_path: accessPath(linkBaseUrl, row.path),
+    access_path: accessPath(linkBaseUrl, row),
     updated_at: row.updated_at.toISOString(),
     generated_from_platform: row.generated_from_platform,
     data: row.data,
@@ -149,7 +159,7 @@ export async function createLink(
     try {
       return await sql.begin(async (tx) => {
         const [row] = await tx<LinkRow[]>`
-          insert into links (
+          with l as (insert into links (
             environment_id, path, title, subtitle, image, data, tags,
             ios_custom_redirect, android_custom_redirect, desktop_custom_redirect,
             show_preview_ios, show_preview_android,
@@ -165,7 +175,9 @@ export async function createLink(
             ${input.tracking_campaign ?? null}, ${input.tracking_source ?? null},
             ${input.tracking_medium ?? null}
           )
-          returning *
+          returning *)
+          select l.*, p.link_domain
+          from l join environments e on e.id = l.environment_id join projects p on p.id = e.project_id
         `;
         await createLinkCounters(tx, row!.id);
         return row!;
@@ -185,7 +197,9 @@ export async function getLinkByPath(
 ): Promise<LinkRow | undefined> {
   if (!isLinkPath(path)) return undefined;
   const [row] = await db<LinkRow[]>`
-    select * from links where path = ${path} and environment_id = ${environmentId}
+    select l.*, p.link_domain
+    from links l join environments e on e.id = l.environment_id join projects p on p.id = e.project_id
+    where l.path = ${path} and l.environment_id = ${environmentId}
   `;
   return row;
 }
@@ -208,7 +222,7 @@ export async function getLinkForSdkOrThrow(
     return await getLinkByPathOrThrow(db, environment.id, path);
   }
   const [row] = await db<(LinkRow | { [K in keyof LinkRow]: null })[]>`
-    select l.*
+    select l.*, p.link_domain
     from projects p
       join environments e on e.project_id = p.id and e.kind = ${kind}
       left join links l on l.environment_id = e.id and l.path = ${path}
@@ -230,10 +244,27 @@ export async function getLinkByPathOrThrow(
   return row;
 }
 
-/** The active link at `path`, whatever its environment: paths are unique on the instance. */
-export async function getHostedLink(db: Db, path: string): Promise<LinkRow | undefined> {
+/** A link as the link host serves it: with its project's apps. */
+export interface HostedLink extends LinkRow {
+  apps: Apps;
+}
+
+/**
+ * The active link at `path` if its project is served on `host` (services/apps.ts): a project
+ * with a link domain only there, the others on the default host. Paths
+ * are unique on the instance, so the path alone finds the link; the host only admits it.
+ */
+export async function getHostedLink(
+  db: Db,
+  host: LinkHost,
+  path: string,
+): Promise<HostedLink | undefined> {
   if (!isLinkPath(path)) return undefined;
-  const [row] = await db<LinkRow[]>`select * from links where path = ${path} and active`;
+  const [row] = await db<HostedLink[]>`
+    select l.*, p.link_domain, p.apps
+    from links l join environments e on e.id = l.environment_id join projects p on p.id = e.project_id
+    where l.path = ${path} and l.active and ${servedOnHost(db, host)}
+  `;
   return row;
 }
 
@@ -247,9 +278,10 @@ export async function setLinkActive(
   const env = await getEnvironmentOrThrow(sql, projectId);
   if (!isLinkPath(path)) throw notFound("link");
   const [row] = await sql<LinkRow[]>`
-    update links set active = ${active}, updated_at = now()
-    where path = ${path} and environment_id = ${env.id}
-    returning *
+    update links l set active = ${active}, updated_at = now()
+    from environments e join projects p on p.id = e.project_id
+    where l.path = ${path} and l.environment_id = ${env.id} and e.id = l.environment_id
+    returning l.*, p.link_domain
   `;
   if (!row) throw notFound("link");
   return row;
@@ -258,5 +290,9 @@ export async function setLinkActive(
 /** Links by id, in one query (the feed's DataLoader batches a page's links into this). */
 export async function listLinksByIds(db: Db, ids: readonly number[]): Promise<LinkRow[]> {
   if (ids.length === 0) return [];
-  return await db<LinkRow[]>`select * from links where id = any(${ids as number[]}::int[])`;
+  return await db<LinkRow[]>`
+    select l.*, p.link_domain
+    from links l join environments e on e.id = l.environment_id join projects p on p.id = e.project_id
+    where l.id = any(${ids as number[]}::int[])
+  `;
 }

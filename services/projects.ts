@@ -1,5 +1,6 @@
 import type { Db, Sql } from "../db/connect.ts";
-import { ApiError, notFound } from "./errors.ts";
+import type { Apps } from "./apps.ts";
+import { ApiError, isUniqueViolation, notFound } from "./errors.ts";
 import { projectHashid } from "./hashids.ts";
 import { hashSecret, randomToken } from "./secrets.ts";
 
@@ -11,6 +12,9 @@ export interface Project {
   enterprise: boolean;
   created_at: string;
   environments: Record<EnvironmentKind, { project_id: number }>;
+  /** The host its links are served on; null: LINK_BASE_URL's. */
+  link_domain: string | null;
+  apps: Apps;
 }
 
 /** One environment of a project: what SDK and feed requests act on. */
@@ -30,6 +34,8 @@ interface ProjectRow {
   created_at: Date;
   production_id: number;
   test_id: number;
+  link_domain: string | null;
+  apps: Apps;
 }
 
 const PROJECT_KEY_PREFIX = "pk_";
@@ -48,6 +54,8 @@ function toProject(row: ProjectRow): Project {
       production: { project_id: row.production_id },
       test: { project_id: row.test_id },
     },
+    link_domain: row.link_domain,
+    apps: row.apps,
   };
 }
 
@@ -55,7 +63,7 @@ async function selectProject(db: Db, hashid: string): Promise<ProjectRow | undef
   // Not a hashid at all (a NUL or an escape in the path): not found, before any query.
   if (!/^[A-Za-z0-9]{1,64}$/.test(hashid)) return undefined;
   const [row] = await db<ProjectRow[]>`
-    select p.id, p.hashid, p.name, p.enterprise, p.created_at,
+    select p.id, p.hashid, p.name, p.enterprise, p.created_at, p.link_domain, p.apps,
       (select id from environments where project_id = p.id and kind = 'production') as production_id,
       (select id from environments where project_id = p.id and kind = 'test') as test_id
     from projects p
@@ -101,22 +109,63 @@ async function insertProject(
   return { project: await getProjectOrThrow(db, hashid), projectKey };
 }
 
+/**
+ * Changes a project. For `link_domain` and each of `apps.ios`/`apps.android`: absent leaves it,
+ * null removes it, a value replaces it. `defaultHost` is LINK_BASE_URL's host, which no project
+ * may claim (its domain-less links are served there).
+ */
 export async function updateProject(
-  db: Db,
+  sql: Sql,
   hashid: string,
-  changes: { name?: string | undefined; enterprise?: boolean | undefined },
+  changes: {
+    name?: string | undefined;
+    enterprise?: boolean | undefined;
+    link_domain?: string | null | undefined;
+    apps?: { ios?: Apps["ios"] | null; android?: Apps["android"] | null } | undefined;
+  },
+  options: { defaultHost?: string } = {},
 ): Promise<Project> {
-  if (!(await selectProject(db, hashid))) throw notFound("project");
-  const [row] = await db<{ hashid: string }[]>`
-    update projects set
-      name = coalesce(${changes.name ?? null}, name),
-      enterprise = coalesce(${changes.enterprise ?? null}::boolean, enterprise),
-      updated_at = now()
-    where hashid = ${hashid}
-    returning hashid
-  `;
-  if (!row) throw notFound("project");
-  return getProjectOrThrow(db, hashid);
+  if (changes.link_domain != null && changes.link_domain === options.defaultHost) {
+    throw new ApiError(
+      "invalid_field",
+      "link_domain: is LINK_BASE_URL's host, where projects without a link domain are served",
+    );
+  }
+  try {
+    return await sql.begin(async (tx) => {
+      // Row lock first: two concurrent changes to different apps must not undo each other.
+      if (/^[A-Za-z0-9]{1,64}$/.test(hashid)) {
+        await tx`select 1 from projects where hashid = ${hashid} for update`;
+      }
+      const current = await selectProject(tx, hashid);
+      if (!current) throw notFound("project");
+      const apps: Apps = { ...current.apps };
+      for (const platform of ["ios", "android"] as const) {
+        const value = changes.apps?.[platform];
+        if (value === null) delete apps[platform];
+        else if (value !== undefined) (apps as Record<string, unknown>)[platform] = value;
+      }
+      const linkDomain = changes.link_domain === undefined
+        ? current.link_domain
+        : changes.link_domain;
+      await tx`
+        update projects set
+          name = coalesce(${changes.name ?? null}, name),
+          enterprise = coalesce(${changes.enterprise ?? null}::boolean, enterprise),
+          link_domain = ${linkDomain},
+          apps = ${tx.json(apps as never)},
+          updated_at = now()
+        where id = ${current.id}
+      `;
+      return getProjectOrThrow(tx, hashid);
+    });
+  } catch (err) {
+    // Two projects claiming one domain at once: the unique index decides, the loser gets a 400.
+    if (isUniqueViolation(err, "projects_link_domain_key")) {
+      throw new ApiError("invalid_field", "link_domain: is already used by another project");
+    }
+    throw err;
+  }
 }
 
 /** Replaces the project key; the old one stops authenticating with this statement's commit. */

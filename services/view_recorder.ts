@@ -110,7 +110,13 @@ export class ViewRecorder {
 
   async #write(views: PendingView[]): Promise<void> {
     const environment = await this.#environment(views[0]!.link.environment_id);
-    const links = new Map(views.map((v) => [v.link.id, { id: v.link.id, path: v.link.path }]));
+    const links = new Map(
+      views.map((v) => [v.link.id, {
+        id: v.link.id,
+        path: v.link.path,
+        link_domain: v.link.link_domain,
+      }]),
+    );
     await recordEvents(
       this.sql,
       { environment, clock: this.deps.clock, linkBaseUrl: this.deps.linkBaseUrl },

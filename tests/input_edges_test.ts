@@ -137,7 +137,11 @@ Deno.test("ViewRecorder.flush(timeout) returns while the database stays away", a
     headers: sdk,
     body: {},
   });
-  const link = (await getHostedLink(srv.sql, new URL(created.body.link).pathname.slice(1)))!;
+  const link = (await getHostedLink(
+    srv.sql,
+    { name: "lnk.example.test", isDefault: true },
+    new URL(created.body.link).pathname.slice(1),
+  ))!;
   const dead = new Proxy(srv.sql, {
     get(target, key, receiver) {
       if (key === "begin") {

@@ -31,7 +31,8 @@ Deno.test("link host: 200 concurrent hits on one link record exactly 200 views",
 Deno.test("ViewRecorder keeps views while the database is away and writes them when it is back", async () => {
   const p = await createProject(srv.url);
   const created = await createLink(srv.sql, p.productionId, {});
-  const link = (await getHostedLink(srv.sql, created.path))!;
+  const link =
+    (await getHostedLink(srv.sql, { name: "lnk.example.test", isDefault: true }, created.path))!;
   const lines: string[] = [];
   const logger = createLogger("info", (l) => lines.push(l));
   // The first two transactions fail as a lost connection would; then the database is back.

@@ -1,0 +1,154 @@
+// A project's apps on its link host: which host serves which project, the two association files
+// Apple and Google fetch from it, and the store and app URLs the link host sends devices to.
+import type { Db } from "../db/connect.ts";
+
+export interface IosApp {
+  team_id: string;
+  bundle_id: string;
+  app_store_id?: string | undefined;
+  scheme?: string | undefined;
+}
+
+export interface AndroidApp {
+  package: string;
+  sha256_cert_fingerprints: string[];
+  scheme?: string | undefined;
+}
+
+/** A project's apps as stored (projects.apps): a platform is absent when none is configured. */
+export interface Apps {
+  ios?: IosApp | undefined;
+  android?: AndroidApp | undefined;
+}
+
+/** The host a link-host request was made to. */
+export interface LinkHost {
+  /** Lower case, without port and trailing dot. */
+  name: string;
+  /** LINK_BASE_URL's host or a direct address: where projects without a link domain are served. */
+  isDefault: boolean;
+}
+
+/**
+ * Reads the `Host` header (behind a proxy, whatever the proxy forwards in it; no
+ * X-Forwarded-Host is read, a client could set it to anything). The default host is
+ * LINK_BASE_URL's, and also `localhost` and any IP address, so that the service answers when
+ * reached directly (health checks, local development). Any other name is a project's link
+ * domain or nothing: a domain pointed at the service by someone else serves no link.
+ */
+export function requestHost(hostHeader: string | undefined, linkBaseUrl: string): LinkHost {
+  const host = (hostHeader ?? "").trim().toLowerCase();
+  const bare = host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : host.split(":")[0]!;
+  const name = bare.replace(/\.$/, "");
+  const isDefault = name === new URL(linkBaseUrl).hostname || name === "localhost" ||
+    name.startsWith("[") || /^[0-9.]+$/.test(name);
+  return { name, isDefault };
+}
+
+/**
+ * The projects served on `host`: the one whose link domain it is, or, on the default host,
+ * every project without one (link domains are never the default host: projects.ts refuses
+ * it, and inputs/project_settings.ts refuses IP addresses and single labels). SQL over `projects p`, so
+ * the link host resolves host and path in one query.
+ */
+export function servedOnHost(db: Db, host: LinkHost) {
+  return db`(p.link_domain = ${host.name} or (${host.isDefault} and p.link_domain is null))`;
+}
+
+/** The apps of the projects served on `host`, in project order. */
+export async function appsOnHost(db: Db, host: LinkHost): Promise<Apps[]> {
+  const rows = await db<{ apps: Apps }[]>`
+    select p.apps from projects p
+    where ${servedOnHost(db, host)} and p.apps <> '{}'::jsonb
+    order by p.id
+  `;
+  return rows.map((r) => r.apps);
+}
+
+/**
+ * apple-app-site-association (Apple's "Supporting associated domains"): every path of the host
+ * opens each app. `components` is the iOS 13+ form; `paths` (with the empty `apps` array) is
+ * what iOS 12 and earlier read. Null when no iOS app is configured on the host.
+ */
+export function appleAppSiteAssociation(apps: readonly Apps[]): unknown {
+  const ios = apps.flatMap((a) => (a.ios ? [a.ios] : []));
+  if (ios.length === 0) return null;
+  return {
+    applinks: {
+      apps: [],
+      details: ios.map((app) => ({
+        appIDs: [`${app.team_id}.${app.bundle_id}`],
+        appID: `${app.team_id}.${app.bundle_id}`,
+        components: [{ "/": "*", comment: "every link on this host" }],
+        paths: ["*"],
+      })),
+    },
+  };
+}
+
+/**
+ * assetlinks.json (Google's Digital Asset Links): one statement per Android app granting it
+ * every URL of the host. Null when no Android app is configured on the host.
+ */
+export function assetLinks(apps: readonly Apps[]): unknown {
+  const android = apps.flatMap((a) => (a.android ? [a.android] : []));
+  if (android.length === 0) return null;
+  return android.map((app) => ({
+    relation: ["delegate_permission/common.handle_all_urls"],
+    target: {
+      namespace: "android_app",
+      package_name: app.package,
+      sha256_cert_fingerprints: app.sha256_cert_fingerprints,
+    },
+  }));
+}
+
+/** What a link tells a freshly installed app (Play Store `referrer=`). */
+export interface ReferrerLink {
+  path: string;
+  tracking_campaign: string | null;
+  tracking_source: string | null;
+  tracking_medium: string | null;
+}
+
+/**
+ * The install referrer: `link_path=<path>&utm_campaign=…&utm_source=…&utm_medium=…`, each value
+ * form-encoded. This is the string the Install Referrer API hands the app (Play decodes the
+ * `referrer` parameter once), so the app parses it as a query string.
+ */
+export function installReferrer(link: ReferrerLink): string {
+  const params = new URLSearchParams({ link_path: link.path });
+  if (link.tracking_campaign) params.set("utm_campaign", link.tracking_campaign);
+  if (link.tracking_source) params.set("utm_source", link.tracking_source);
+  if (link.tracking_medium) params.set("utm_medium", link.tracking_medium);
+  return params.toString();
+}
+
+/** The Play Store page of the app, carrying the install referrer of the link. */
+export function playStoreUrl(app: AndroidApp, link: ReferrerLink): string {
+  const url = new URL("https://play.google.com/store/apps/details");
+  url.searchParams.set("id", app.package);
+  url.searchParams.set("referrer", installReferrer(link));
+  return url.href;
+}
+
+/** The App Store page of the app, or null when its App Store id is not configured. */
+export function appStoreUrl(app: IosApp | undefined): string | null {
+  return app?.app_store_id ? `https://apps.apple.com/app/id${app.app_store_id}` : null;
+}
+
+/** `<scheme>://<path>`: what the iOS page tries to open. */
+export function appSchemeUrl(scheme: string, path: string): string {
+  return `${scheme}://${encodeURIComponent(path)}`;
+}
+
+/**
+ * Chrome's intent URL: opens `<scheme>://<path>` in the package when it is installed, and
+ * `fallback` otherwise (Chrome reads the extra URI-decoded, so it is encoded whole once).
+ */
+export function intentUrl(app: AndroidApp & { scheme: string }, path: string, fallback: string) {
+  return `intent://${
+    encodeURIComponent(path)
+  }#Intent;scheme=${app.scheme};package=${app.package};` +
+    `S.browser_fallback_url=${encodeURIComponent(fallback)};end`;
+}
