@@ -1,7 +1,6 @@
 import { Hono } from "hono";
 import type { MiddlewareHandler } from "hono";
 import { z } from "zod";
-import { createDestination, deleteDestination } from "../services/destinations.ts";
 import { ApiError } from "../services/errors.ts";
 import { createFeedToken, listFeedTokens, revokeFeedToken } from "../services/feed_tokens.ts";
 import { setLinkActive, toLink } from "../services/links.ts";
@@ -13,7 +12,7 @@ import {
 } from "../services/projects.ts";
 import { secretMatches } from "../services/secrets.ts";
 import { readBody } from "./body.ts";
-import { httpUrl, text } from "../inputs/common.ts";
+import { text } from "../inputs/common.ts";
 import type { AppDeps } from "../services/deps.ts";
 import type { AppEnv } from "./deps.ts";
 
@@ -24,7 +23,6 @@ const updateProjectBody = z.object({ name: name.optional(), enterprise: z.boolea
     message: "give name or enterprise",
   });
 const createTokenBody = z.object({ name });
-const createDestinationBody = z.object({ url: httpUrl });
 const patchLinkBody = z.object({ active: z.boolean() });
 
 export function adminAuth(adminTokenHash: string): MiddlewareHandler<AppEnv> {
@@ -84,19 +82,6 @@ export function adminRoutes(deps: AppDeps): Hono<AppEnv> {
   // DELETE /api/v1/projects/:project_id/event_stream_tokens/:token_id – revoke
   app.delete("/projects/:project_id/event_stream_tokens/:token_id", auth, async (c) => {
     await revokeFeedToken(sql, clock, c.req.param("project_id"), c.req.param("token_id"));
-    return c.body(null, 204);
-  });
-
-  // POST /api/v1/projects/:project_id/destinations – register a destination, starts capture
-  app.post("/projects/:project_id/destinations", auth, async (c) => {
-    const body = await readBody(c, createDestinationBody);
-    const destination = await createDestination(sql, clock, c.req.param("project_id"), body.url);
-    return c.json({ destination }, 201);
-  });
-
-  // DELETE /api/v1/projects/:project_id/destinations/:destination_id
-  app.delete("/projects/:project_id/destinations/:destination_id", auth, async (c) => {
-    await deleteDestination(sql, c.req.param("project_id"), c.req.param("destination_id"));
     return c.body(null, 204);
   });
 

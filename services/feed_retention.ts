@@ -2,6 +2,7 @@
 // configured window. Purges delete in bounded batches, each in its own short transaction, and
 // only one instance purges at a time.
 import type { Db, Sql } from "../db/connect.ts";
+import { accountDrops, type DestinationDrop } from "./destination_drops.ts";
 import { purgeRateHits } from "./rate_limit.ts";
 
 export const FEED_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
@@ -21,6 +22,8 @@ export interface PurgeOptions {
   maxBatches?: number;
   /** Checked between batches: an instance shutting down does not wait for a long pass. */
   signal?: AbortSignal;
+  /** Told of destination events counted as dropped before their deletion, to log them. */
+  onDrops?: (drops: DestinationDrop[]) => void;
 }
 
 export interface PurgeResult {
@@ -49,7 +52,12 @@ export async function purgeExpired(
   const analyticsCutoff = new Date(now.getTime() - analyticsRetentionDays * DAY_MS);
   const result: PurgeResult = { ran: true, feedEvents: 0, analyticsEvents: 0, rateHits: 0 };
   const steps: [keyof Omit<PurgeResult, "ran">, BatchDelete][] = [
-    ["feedEvents", (tx, n) => deleteFeedEventsBefore(tx, feedCutoff, n)],
+    ["feedEvents", async (tx, n) => {
+      // Pending destination events are counted as dropped before they go (destination_drops.ts).
+      const drops = await accountDrops(tx, feedCutoff, null);
+      if (drops.length > 0) options.onDrops?.(drops);
+      return await deleteFeedEventsBefore(tx, feedCutoff, n);
+    }],
     ["analyticsEvents", (tx, n) => deleteAnalyticsEventsBefore(tx, analyticsCutoff, n)],
     ["rateHits", (tx, n) => purgeRateHits(tx, now, n)],
   ];
