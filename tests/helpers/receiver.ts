@@ -1,4 +1,5 @@
 // A real webhook receiver on 127.0.0.1: records every request, answers as the test decides.
+import type { Clock } from "../../services/clock.ts";
 import type { DeliveryOptions } from "../../services/delivery.ts";
 import { DeliveryWorker } from "../../services/delivery.ts";
 import { silentLogger } from "./clock.ts";
@@ -68,7 +69,7 @@ export function startReceiver(
 
 /** A deliverer over a test server's database and clock, with the test's timings. */
 export function deliveryWorker(
-  srv: Pick<TestServer, "sql" | "clock">,
+  srv: { sql: TestServer["sql"]; clock: Clock },
   options: DeliveryOptions & { allowPrivate?: boolean } = {},
 ): DeliveryWorker {
   return new DeliveryWorker({
