@@ -121,7 +121,9 @@ export class DeliveryWorker {
 
   constructor(deps: DeliveryDeps, options: DeliveryOptions = {}) {
     this.#deps = deps;
-    this.instanceId = options.instanceId ?? `inst_${crypto.randomUUID()}`;
+    // The pid in the name lets an operator (and the takeover test) see which process holds a lease.
+    this.instanceId = options.instanceId ??
+      `pid${Deno.pid}:${crypto.randomUUID().slice(0, 8)}`;
     this.#pollMs = options.pollMs ?? 1_000;
     this.#leaseMs = options.leaseMs ?? LEASE_MS;
     this.#timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
