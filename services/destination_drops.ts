@@ -23,11 +23,14 @@ export async function accountDrops(
   destinationId: number | null,
 ): Promise<DestinationDrop[]> {
   return await db<DestinationDrop[]>`
-    with expired as (
+    -- Driven by the received_at index: expired rows are few (the purge removes them), while
+    -- a destination's pending events can be many; this must not cost O(pending) per batch.
+    with old as materialized (
+      select environment_id, seq, type from feed_events where received_at < ${cutoff}
+    ), expired as (
       select d.id, (
-        select max(f.seq) from feed_events f
+        select max(f.seq) from old f
         where f.environment_id = d.environment_id and f.seq > d.cursor_seq
-          and f.received_at < ${cutoff}
           and (cardinality(d.event_types) = 0 or f.type = any(d.event_types))
       ) as through
       from destinations d

@@ -51,11 +51,16 @@ export async function purgeExpired(
   const feedCutoff = feedRetentionCutoff(now);
   const analyticsCutoff = new Date(now.getTime() - analyticsRetentionDays * DAY_MS);
   const result: PurgeResult = { ran: true, feedEvents: 0, analyticsEvents: 0, rateHits: 0 };
+  let accounted = false;
   const steps: [keyof Omit<PurgeResult, "ran">, BatchDelete][] = [
     ["feedEvents", async (tx, n) => {
-      // Pending destination events are counted as dropped before they go (destination_drops.ts).
-      const drops = await accountDrops(tx, feedCutoff, null);
-      if (drops.length > 0) options.onDrops?.(drops);
+      // Pending destination events are counted as dropped before they go (destination_drops.ts);
+      // once a pass: its cutoff is fixed, so the first batch's accounting covers them all.
+      if (!accounted) {
+        const drops = await accountDrops(tx, feedCutoff, null);
+        if (drops.length > 0) options.onDrops?.(drops);
+        accounted = true;
+      }
       return await deleteFeedEventsBefore(tx, feedCutoff, n);
     }],
     ["analyticsEvents", (tx, n) => deleteAnalyticsEventsBefore(tx, analyticsCutoff, n)],
