@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { requestId } from "hono/request-id";
 import { createGraphQLHandler } from "./resolvers/yoga.ts";
 import { adminRoutes } from "./rest/admin.ts";
+import { destinationRoutes } from "./rest/destinations.ts";
 import type { AppEnv } from "./rest/deps.ts";
 import { errorResponse, toErrorResponse } from "./rest/errors.ts";
 import { accessLog, limitBody } from "./rest/middleware.ts";
@@ -34,6 +35,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/api/v1/sdk", sdkRoutes(deps));
   app.route("/api/v1", feedRoutes(deps));
   app.route("/api/v1", adminRoutes(deps));
+  app.route("/api/v1", destinationRoutes(deps));
   app.route("/api/v1", exportRoutes(deps));
   // Last: the link host answers GET/HEAD /<path> for whatever the routes above did not take.
   app.route("/", linkHostRoutes(deps));

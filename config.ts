@@ -17,6 +17,8 @@ export interface Config {
   logLevel: "debug" | "info" | "warn" | "error";
   /** GraphQL introspection (frontend teams generate types from it); off only by choice. */
   graphqlIntrospection: boolean;
+  /** Push destinations may be loopback, private or link-local addresses (tests, closed networks). */
+  destinationsAllowPrivate: boolean;
 }
 
 export class ConfigError extends Error {
@@ -67,6 +69,10 @@ const envSchema = z.object({
     blankToUndefined,
     z.enum(["true", "false"], { error: "must be true or false" }).default("true"),
   ),
+  DESTINATIONS_ALLOW_PRIVATE: z.preprocess(
+    blankToUndefined,
+    z.enum(["true", "false"], { error: "must be true or false" }).default("false"),
+  ),
   LOG_LEVEL: z.preprocess(
     blankToUndefined,
     z.enum(["debug", "info", "warn", "error"]).default("info"),
@@ -104,6 +110,7 @@ export function resolveConfig(
     feedRateLimit: e.FEED_RATE_LIMIT,
     logLevel: e.LOG_LEVEL,
     graphqlIntrospection: e.GRAPHQL_INTROSPECTION === "true",
+    destinationsAllowPrivate: e.DESTINATIONS_ALLOW_PRIVATE === "true",
   };
 }
 

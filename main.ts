@@ -4,6 +4,8 @@ import { openDatabase } from "./db/connect.ts";
 import { createApp } from "./app.ts";
 import { resolveAdminToken } from "./services/admin_token.ts";
 import { systemClock } from "./services/clock.ts";
+import { DeliveryWorker, sealMigratedSecrets } from "./services/delivery.ts";
+import { startFeedWakeup } from "./services/feed_wakeup.ts";
 import { startBackgroundJobs } from "./services/jobs.ts";
 import { createLogger, describeError } from "./services/log.ts";
 import { resolveCursorSecret } from "./services/settings.ts";
@@ -49,6 +51,12 @@ const deps = {
 };
 const app = createApp(deps);
 const jobs = startBackgroundJobs(deps);
+// Push destinations: woken by the capturing transactions' NOTIFY on PostgreSQL; the embedded
+// database cannot deliver notifications (services/feed_wakeup.ts), so there it polls 4× a second.
+const wakeup = await startFeedWakeup(db.embedded ? null : db.sql, logger);
+await sealMigratedSecrets(db.sql, deps.cursorSecret);
+const delivery = new DeliveryWorker(deps, { wakeup, pollMs: db.embedded ? 250 : 1_000 });
+delivery.start();
 
 const server = Deno.serve({
   port: config.port,
@@ -67,6 +75,8 @@ async function shutdown(signal: string) {
   await server.shutdown();
   await deps.views.flush(5_000);
   await jobs.stop();
+  await delivery.stop();
+  await wakeup.close();
   await db.close();
   Deno.exit(0);
 }

@@ -3,6 +3,7 @@
 // DATABASE_URL, or postgres://postgres@127.0.0.1:5432/postgres).
 import { parseArgs } from "node:util";
 import { benchDatabase } from "./lib.ts";
+import { deliveryBenchmarks } from "./delivery.ts";
 import { feedBenchmarks } from "./feed.ts";
 import { graphqlBenchmarks } from "./graphql.ts";
 import { type Row, sdkBenchmarks } from "./sdk.ts";
@@ -32,6 +33,7 @@ const suites: Record<string, (db: Awaited<ReturnType<typeof benchDatabase>>) => 
   sdk: (db) => sdkBenchmarks(db, seconds),
   feed: (db) => feedBenchmarks(db, seconds, Number(values["feed-rows"])),
   graphql: (db) => graphqlBenchmarks(db, seconds),
+  delivery: (db) => deliveryBenchmarks(db, seconds),
 };
 
 const rows: Row[] = [];

@@ -1,7 +1,6 @@
 import { Hono } from "hono";
 import type { MiddlewareHandler } from "hono";
 import { z } from "zod";
-import { createDestination, deleteDestination } from "../services/destinations.ts";
 import { ApiError } from "../services/errors.ts";
 import { createFeedToken, listFeedTokens, revokeFeedToken } from "../services/feed_tokens.ts";
 import { setLinkActive, toLink } from "../services/links.ts";
@@ -14,7 +13,7 @@ import {
 import { secretMatches } from "../services/secrets.ts";
 import { bearerToken } from "../inputs/headers.ts";
 import { readBody } from "./body.ts";
-import { httpUrl, text } from "../inputs/common.ts";
+import { text } from "../inputs/common.ts";
 import { projectSettings } from "../inputs/project_settings.ts";
 import type { AppDeps } from "../services/deps.ts";
 import type { AppEnv } from "./deps.ts";
@@ -28,7 +27,6 @@ const updateProjectBody = projectSettings.extend({
   message: "give name, enterprise, link_domain or apps",
 });
 const createTokenBody = z.object({ name });
-const createDestinationBody = z.object({ url: httpUrl });
 const patchLinkBody = z.object({ active: z.boolean() });
 
 export function adminAuth(adminTokenHash: string): MiddlewareHandler<AppEnv> {
@@ -91,19 +89,6 @@ export function adminRoutes(deps: AppDeps): Hono<AppEnv> {
   // DELETE /api/v1/projects/:project_id/event_stream_tokens/:token_id – revoke
   app.delete("/projects/:project_id/event_stream_tokens/:token_id", auth, async (c) => {
     await revokeFeedToken(sql, clock, c.req.param("project_id"), c.req.param("token_id"));
-    return c.body(null, 204);
-  });
-
-  // POST /api/v1/projects/:project_id/destinations – register a destination, starts capture
-  app.post("/projects/:project_id/destinations", auth, async (c) => {
-    const body = await readBody(c, createDestinationBody);
-    const destination = await createDestination(sql, clock, c.req.param("project_id"), body.url);
-    return c.json({ destination }, 201);
-  });
-
-  // DELETE /api/v1/projects/:project_id/destinations/:destination_id
-  app.delete("/projects/:project_id/destinations/:destination_id", auth, async (c) => {
-    await deleteDestination(sql, c.req.param("project_id"), c.req.param("destination_id"));
     return c.body(null, 204);
   });
 

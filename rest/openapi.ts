@@ -103,6 +103,21 @@ export const OPENAPI_DOCUMENT = {
       adminToken: { type: "http", scheme: "bearer", description: "instance ADMIN_TOKEN" },
     },
     schemas: {
+      Destination: {
+        type: "object",
+        properties: {
+          id: { type: "integer" },
+          url: { type: "string" },
+          event_types: { type: "array", items: { type: "string" } },
+          state: { type: "string", enum: ["active", "paused", "failing"] },
+          created_at: { type: "string", format: "date-time" },
+          last_attempt_at: { type: ["string", "null"], format: "date-time" },
+          last_success_at: { type: ["string", "null"], format: "date-time" },
+          last_error: { type: ["string", "null"] },
+          pending: { type: "integer", description: "matching events not yet delivered" },
+          dropped: { type: "integer", description: "events that expired undelivered" },
+        },
+      },
       Error: {
         type: "object",
         required: ["error"],
@@ -443,29 +458,114 @@ export const OPENAPI_DOCUMENT = {
     },
     "/api/v1/projects/{project_id}/destinations": {
       post: {
-        summary: "Register a destination (starts capture)",
+        summary: "Register a push destination (starts capture); its signing secret is shown once",
+        description: "See docs/webhooks.md. Loopback, private, link-local, multicast and " +
+          "unspecified addresses are refused unless DESTINATIONS_ALLOW_PRIVATE=true.",
         security: adminSecurity,
         parameters: [projectId],
         requestBody: body({
           type: "object",
           required: ["url"],
-          properties: { url: { type: "string" } },
+          properties: {
+            url: { type: "string", description: "http(s), no credentials" },
+            event_types: {
+              type: "array",
+              items: { type: "string" },
+              description: "feed event types to deliver; omitted or empty: all",
+            },
+          },
         }),
         responses: {
-          201: ok("Created", { type: "object", properties: { destination: { type: "object" } } }),
-          400: error("Invalid body"),
+          201: ok("Created", {
+            type: "object",
+            properties: {
+              destination: {
+                allOf: [ref("Destination"), {
+                  type: "object",
+                  properties: { secret: { type: "string", description: "whsec_…, shown once" } },
+                }],
+              },
+            },
+          }),
+          400: error("Invalid body, unknown event type or refused address"),
+          401: error("Admin token missing or wrong"),
+          404: error("No such project_id"),
+        },
+      },
+      get: {
+        summary: "List destinations with their delivery status",
+        security: adminSecurity,
+        parameters: [projectId],
+        responses: {
+          200: ok("Destinations", {
+            type: "object",
+            properties: { destinations: { type: "array", items: ref("Destination") } },
+          }),
           401: error("Admin token missing or wrong"),
           404: error("No such project_id"),
         },
       },
     },
     "/api/v1/projects/{project_id}/destinations/{destination_id}": {
+      patch: {
+        summary: "Pause or resume a destination (a paused one keeps its place)",
+        security: adminSecurity,
+        parameters: [projectId, pathParam("destination_id", { type: "integer" })],
+        requestBody: body({
+          type: "object",
+          required: ["paused"],
+          properties: { paused: { type: "boolean" } },
+        }),
+        responses: {
+          200: ok("Updated", {
+            type: "object",
+            properties: { destination: ref("Destination") },
+          }),
+          400: error("Invalid body"),
+          401: error("Admin token missing or wrong"),
+          404: error("No such destination"),
+        },
+      },
       delete: {
-        summary: "Delete a destination",
+        summary: "Delete a destination (stops delivery; stops capture when nothing else reads)",
         security: adminSecurity,
         parameters: [projectId, pathParam("destination_id", { type: "integer" })],
         responses: {
           204: { description: "Deleted" },
+          401: error("Admin token missing or wrong"),
+          404: error("No such destination"),
+        },
+      },
+    },
+    "/api/v1/projects/{project_id}/destinations/{destination_id}/rotate_secret": {
+      post: {
+        summary: "New signing secret; the old one also signs for 24 h",
+        security: adminSecurity,
+        parameters: [projectId, pathParam("destination_id", { type: "integer" })],
+        responses: {
+          200: ok("Rotated", {
+            type: "object",
+            properties: { secret: { type: "string", description: "whsec_…, shown once" } },
+          }),
+          401: error("Admin token missing or wrong"),
+          404: error("No such destination"),
+        },
+      },
+    },
+    "/api/v1/projects/{project_id}/destinations/{destination_id}/test": {
+      post: {
+        summary: 'One signed delivery with "events": [] and "test": true, now',
+        security: adminSecurity,
+        parameters: [projectId, pathParam("destination_id", { type: "integer" })],
+        responses: {
+          200: ok("The receiver's answer", {
+            type: "object",
+            properties: {
+              status: { type: ["integer", "null"] },
+              error: { type: ["string", "null"] },
+              duration_ms: { type: "integer" },
+            },
+          }),
           401: error("Admin token missing or wrong"),
           404: error("No such destination"),
         },

@@ -1,32 +1,247 @@
-import type { Sql } from "../db/connect.ts";
+// Push destinations, as the instance admin manages them. Delivery itself is services/delivery.ts.
+import type { Db, Sql } from "../db/connect.ts";
 import type { Clock } from "./clock.ts";
+import { assertDestinationUrl } from "./destination_url.ts";
+import { newWebhookSecret, openSecret, sealSecret } from "./destination_secret.ts";
 import { notFound } from "./errors.ts";
 import { startCapture, stopCaptureIfIdle } from "./feed_capture.ts";
+import { feedRetentionCutoff } from "./feed_retention.ts";
 import { getEnvironmentOrThrow } from "./projects.ts";
+import { type PostResult, postWebhook } from "./webhook_post.ts";
+import { newMessageId, webhookHeaders } from "./webhook_sign.ts";
 
-export interface Destination {
-  id: number;
-  url: string;
-  created_at: string;
+/** How long the replaced secret still signs after a rotation. */
+export const ROTATION_OVERLAP_MS = 24 * 60 * 60 * 1000;
+/** A destination without a success for this long (since its first failure) is `failing`. */
+export const FAILING_AFTER_MS = 60 * 60 * 1000;
+/** Success is a 2xx within this time. */
+export const DELIVERY_TIMEOUT_MS = 10_000;
+
+export interface DestinationDeps {
+  clock: Clock;
+  /** The instance secret that seals destination secrets (see destination_secret.ts). */
+  cursorSecret: string;
+  allowPrivate: boolean;
 }
 
-/** Registers a push destination; like a feed token, it starts the environment's capture. */
-export function createDestination(
+export type DestinationState = "active" | "paused" | "failing";
+
+export interface DestinationStatus {
+  id: number;
+  url: string;
+  event_types: string[];
+  state: DestinationState;
+  created_at: string;
+  last_attempt_at: string | null;
+  last_success_at: string | null;
+  last_error: string | null;
+  /** Matching events within the feed's seven days not yet delivered. */
+  pending: number;
+  /** Matching events that left the seven days before they could be delivered. */
+  dropped: number;
+}
+
+interface StatusRow {
+  id: number;
+  url: string;
+  event_types: string[];
+  state: DestinationState;
+  created_at: Date;
+  last_attempt_at: Date | null;
+  last_success_at: Date | null;
+  last_error: string | null;
+  pending: number;
+  dropped: string;
+}
+
+const iso = (d: Date | null) => d?.toISOString() ?? null;
+
+function toStatus(r: StatusRow): DestinationStatus {
+  return {
+    id: r.id,
+    url: r.url,
+    event_types: r.event_types,
+    state: r.state,
+    created_at: r.created_at.toISOString(),
+    last_attempt_at: iso(r.last_attempt_at),
+    last_success_at: iso(r.last_success_at),
+    last_error: r.last_error,
+    pending: r.pending,
+    dropped: Number(r.dropped),
+  };
+}
+
+/** A destination id as written in a path, or null. */
+function parseId(raw: string): number | null {
+  return /^[1-9][0-9]{0,8}$/.test(raw) ? Number(raw) : null;
+}
+
+/**
+ * Registers a destination; like a feed token, it starts the environment's capture. It starts
+ * after the last event captured so far: the environment row is locked by startCapture, so no
+ * capture can commit between reading that position and this transaction's commit.
+ */
+export async function createDestination(
+  sql: Sql,
+  deps: DestinationDeps,
+  projectId: string,
+  input: { url: string; eventTypes: string[] },
+): Promise<DestinationStatus & { secret: string }> {
+  // Parameters first, then the project (404), then the address, which may take a DNS lookup.
+  await getEnvironmentOrThrow(sql, projectId);
+  await assertDestinationUrl(input.url, deps.allowPrivate);
+  const secret = newWebhookSecret();
+  const sealed = sealSecret(deps.cursorSecret, secret);
+  const id = await sql.begin(async (tx) => {
+    const env = await getEnvironmentOrThrow(tx, projectId);
+    const now = deps.clock.now();
+    await startCapture(tx, env.id, now);
+    const [row] = await tx<{ id: number }[]>`
+      insert into destinations (environment_id, url, event_types, secret_sealed, created_at,
+        cursor_seq)
+      select ${env.id}, ${input.url}, ${input.eventTypes}::text[], ${sealed}, ${now}, feed_seq
+      from environments where id = ${env.id}
+      returning id
+    `;
+    return row!.id;
+  });
+  const [status] = await selectStatuses(sql, deps.clock.now(), { id });
+  return { ...status!, secret };
+}
+
+export async function listDestinations(
   sql: Sql,
   clock: Clock,
   projectId: string,
-  url: string,
-): Promise<Destination> {
-  return sql.begin(async (tx) => {
-    const env = await getEnvironmentOrThrow(tx, projectId);
-    const now = clock.now();
-    const [row] = await tx<{ id: number; url: string; created_at: Date }[]>`
-      insert into destinations (environment_id, url, created_at)
-      values (${env.id}, ${url}, ${now})
-      returning id, url, created_at
+): Promise<DestinationStatus[]> {
+  const env = await getEnvironmentOrThrow(sql, projectId);
+  return await selectStatuses(sql, clock.now(), { environmentId: env.id });
+}
+
+async function getStatusOrThrow(
+  db: Db,
+  now: Date,
+  environmentId: number,
+  id: number | null,
+): Promise<DestinationStatus> {
+  const [status] = id === null ? [] : await selectStatuses(db, now, { id, environmentId });
+  if (!status) throw notFound("destination");
+  return status;
+}
+
+async function selectStatuses(
+  db: Db,
+  now: Date,
+  where: { id?: number; environmentId?: number },
+): Promise<DestinationStatus[]> {
+  const cutoff = feedRetentionCutoff(now);
+  const failingBefore = new Date(now.getTime() - FAILING_AFTER_MS);
+  const rows = await db<StatusRow[]>`
+    select d.id, d.url, d.event_types, d.created_at, d.last_attempt_at, d.last_success_at,
+      d.last_error, d.dropped::text as dropped,
+      case when d.paused then 'paused'
+        when d.failing_since <= ${failingBefore} then 'failing'
+        else 'active' end as state,
+      (select count(*)::int from feed_events f
+        where f.environment_id = d.environment_id and f.seq > d.cursor_seq
+          and f.received_at >= ${cutoff}
+          and (cardinality(d.event_types) = 0 or f.type = any(d.event_types))) as pending
+    from destinations d
+    where (${where.id ?? null}::int is null or d.id = ${where.id ?? null})
+      and (${where.environmentId ?? null}::int is null
+        or d.environment_id = ${where.environmentId ?? null})
+    order by d.id
+  `;
+  return rows.map(toStatus);
+}
+
+/** Pauses (keeping the destination's place in the feed) or resumes it, at once. */
+export async function setDestinationPaused(
+  sql: Sql,
+  clock: Clock,
+  projectId: string,
+  destinationId: string,
+  paused: boolean,
+): Promise<DestinationStatus> {
+  const env = await getEnvironmentOrThrow(sql, projectId);
+  const id = parseId(destinationId);
+  if (id !== null) {
+    // Resuming clears the wait of a pending retry: the admin asked for delivery now.
+    await sql`
+      update destinations set paused = ${paused},
+        next_attempt_at = case when ${paused} then next_attempt_at else null end
+      where id = ${id} and environment_id = ${env.id}
     `;
-    await startCapture(tx, env.id, now);
-    return { id: row!.id, url: row!.url, created_at: row!.created_at.toISOString() };
+  }
+  return await getStatusOrThrow(sql, clock.now(), env.id, id);
+}
+
+/** A new secret; the replaced one keeps signing, beside it, for ROTATION_OVERLAP_MS. */
+export async function rotateDestinationSecret(
+  sql: Sql,
+  deps: DestinationDeps,
+  projectId: string,
+  destinationId: string,
+): Promise<string> {
+  const env = await getEnvironmentOrThrow(sql, projectId);
+  const id = parseId(destinationId);
+  const secret = newWebhookSecret();
+  const until = new Date(deps.clock.now().getTime() + ROTATION_OVERLAP_MS);
+  const [row] = id === null ? [] : await sql`
+    update destinations set
+      previous_secret_sealed = secret_sealed,
+      previous_secret_expires_at = ${until},
+      secret_sealed = ${sealSecret(deps.cursorSecret, secret)}
+    where id = ${id} and environment_id = ${env.id}
+    returning id
+  `;
+  if (!row) throw notFound("destination");
+  return secret;
+}
+
+export interface SecretsRow {
+  secret_sealed: string;
+  previous_secret_sealed: string | null;
+  previous_secret_expires_at: Date | null;
+}
+
+/** The secrets that sign at `now`: the current one, and the replaced one during its overlap. */
+export function signingSecrets(cursorSecret: string, row: SecretsRow, now: Date): string[] {
+  const secrets = [openSecret(cursorSecret, row.secret_sealed)];
+  if (
+    row.previous_secret_sealed && row.previous_secret_expires_at &&
+    row.previous_secret_expires_at > now
+  ) {
+    secrets.push(openSecret(cursorSecret, row.previous_secret_sealed));
+  }
+  return secrets;
+}
+
+/** One signed delivery with no events and `"test": true`, now; the destination's state is untouched. */
+export async function testDestination(
+  sql: Sql,
+  deps: DestinationDeps,
+  projectId: string,
+  destinationId: string,
+): Promise<PostResult> {
+  const env = await getEnvironmentOrThrow(sql, projectId);
+  const id = parseId(destinationId);
+  const [row] = id === null ? [] : await sql<(SecretsRow & { url: string })[]>`
+    select url, secret_sealed, previous_secret_sealed, previous_secret_expires_at
+    from destinations where id = ${id} and environment_id = ${env.id}
+  `;
+  if (!row) throw notFound("destination");
+  const now = deps.clock.now();
+  const body = `{"schema_version":1,"events":[],"test":true}`;
+  const headers = webhookHeaders(
+    signingSecrets(deps.cursorSecret, row, now),
+    newMessageId(),
+    now,
+    body,
+  );
+  return await postWebhook(row.url, headers, body, {
+    allowPrivate: deps.allowPrivate,
+    timeoutMs: DELIVERY_TIMEOUT_MS,
   });
 }
 
@@ -37,7 +252,7 @@ export function deleteDestination(
 ): Promise<void> {
   return sql.begin(async (tx) => {
     const env = await getEnvironmentOrThrow(tx, projectId);
-    const id = /^[0-9]{1,9}$/.test(destinationId) ? Number(destinationId) : null;
+    const id = parseId(destinationId);
     const [row] = id === null ? [] : await tx`
       delete from destinations where id = ${id} and environment_id = ${env.id}
       returning id

@@ -138,6 +138,7 @@ export function normaliseEventTypes(raw: readonly string[]): string[] {
 
 interface PageRow {
   epoch: string | null;
+  head: string | null;
   seq: string | null;
   body: string | null;
 }
@@ -152,11 +153,6 @@ interface EventRow {
  * captureEvents numbers events under the environment row's lock, so per environment commit
  * order is seq order. Once a reader has seen seq n, no event with a smaller seq can still
  * become visible, and "seq > cursor" never passes over an event that commits later.
- *
- * The cost follows the page, not the history: the unfiltered read walks the primary key
- * (environment_id, seq) from the cursor; a filtered one walks (environment_id, type, seq) once
- * per requested type, each stopping at limit + 1 rows, and merges. Events older than the
- * retention window are skipped here and purged by services/feed_retention.ts.
  */
 async function selectPage(
   tx: Db,
@@ -165,42 +161,107 @@ async function selectPage(
   query: FeedQuery,
   now: Date,
 ): Promise<FeedPage> {
-  // One statement, so one snapshot for the capture epoch and the events. A cursor of an earlier
-  // capture (all tokens and destinations were removed since) reads the current capture from its
-  // start instead of skipping it. An empty page still yields one row, carrying the epoch.
-  const cutoff = feedRetentionCutoff(now);
-  const take = query.limit + 1;
   const afterEpoch = query.after?.epoch ?? null;
   const afterSeq = query.after?.seq ?? "0";
+  const found = await selectEnvironmentPage(tx, environmentId, {
+    afterSeq,
+    afterEpoch,
+    eventTypes: query.eventTypes,
+    limit: query.limit,
+  }, now);
+  const epoch = found.epoch;
+  const from = afterEpoch === epoch ? afterSeq : "0";
+  const events = found.events;
+  const cursorAfter = (seq: string) =>
+    encodeCursor(secret, { environmentId, epoch, eventTypes: query.eventTypes, seq });
+  return {
+    events,
+    nextAfter: cursorAfter(events.at(-1)?.seq ?? from),
+    hasMore: found.hasMore,
+    cursorAfter,
+  };
+}
+
+export interface EnvironmentPageQuery {
+  /** Events with a greater seq are read. */
+  afterSeq: string;
+  /**
+   * The capture epoch `afterSeq` belongs to: when it is not the current one (all tokens and
+   * destinations were removed since), the page starts from the current capture's beginning.
+   * null: no check (a destination's position is always in the current capture).
+   */
+  afterEpoch?: string | null;
+  /** Normalised (see normaliseEventTypes); [] is every type. */
+  eventTypes: readonly string[];
+  limit: number;
+}
+
+export interface EnvironmentPage {
+  /** The current capture epoch ("" when the environment does not capture). */
+  epoch: string;
+  /**
+   * The environment's last captured seq in the page's snapshot: every event up to it is
+   * committed, so a reader that got an incomplete page has seen everything up to `head`.
+   */
+  head: string;
+  events: FeedPageEvent[];
+  /** More matching events were available right now beyond this page. */
+  hasMore: boolean;
+}
+
+/**
+ * One page of an environment's captured feed, with no token or cursor checks: the pull feed
+ * reads through it, and so do push destinations. The cost follows the page, not the history:
+ * the unfiltered read walks the primary key (environment_id, seq) from the position; a
+ * filtered one walks (environment_id, type, seq) once per requested type, each stopping at
+ * limit + 1 rows, and merges. Events older than the retention window are skipped here and
+ * purged by services/feed_retention.ts.
+ */
+export async function selectEnvironmentPage(
+  db: Db,
+  environmentId: number,
+  query: EnvironmentPageQuery,
+  now: Date,
+): Promise<EnvironmentPage> {
+  // One statement, so one snapshot for the capture epoch, the head and the events. An empty
+  // page still yields one row, carrying the epoch.
+  const cutoff = feedRetentionCutoff(now);
+  const take = query.limit + 1;
+  const afterEpoch = query.afterEpoch ?? null;
+  const afterSeq = query.afterSeq;
   const found = query.eventTypes.length === 0
-    ? await tx<PageRow[]>`
-      select e.epoch, page.seq, page.body
+    ? await db<PageRow[]>`
+      select e.epoch, e.head, page.seq, page.body
       from (
-        select (extract(epoch from capture_started_at) * 1000000)::bigint::text as epoch
+        select (extract(epoch from capture_started_at) * 1000000)::bigint::text as epoch,
+          feed_seq::text as head
         from environments where id = ${environmentId}
       ) e
       left join lateral (
         select seq, body from feed_events
         where environment_id = ${environmentId}
-          and seq > case when e.epoch = ${afterEpoch} then ${afterSeq}::bigint else 0 end
+          and seq > case when ${afterEpoch}::text is null or e.epoch = ${afterEpoch}
+            then ${afterSeq}::bigint else 0 end
           and received_at >= ${cutoff}
         order by seq
         limit ${take}
       ) page on true
     `
-    : await tx<PageRow[]>`
-      select e.epoch, page.seq, page.body
+    : await db<PageRow[]>`
+      select e.epoch, e.head, page.seq, page.body
       from (
-        select (extract(epoch from capture_started_at) * 1000000)::bigint::text as epoch
+        select (extract(epoch from capture_started_at) * 1000000)::bigint::text as epoch,
+          feed_seq::text as head
         from environments where id = ${environmentId}
       ) e
       left join lateral (
         select typed.seq, typed.body
-        from unnest(${query.eventTypes}::text[]) as t(type)
+        from unnest(${query.eventTypes as string[]}::text[]) as t(type)
           cross join lateral (
             select f.seq, f.body from feed_events f
             where f.environment_id = ${environmentId} and f.type = t.type
-              and f.seq > case when e.epoch = ${afterEpoch} then ${afterSeq}::bigint else 0 end
+              and f.seq > case when ${afterEpoch}::text is null or e.epoch = ${afterEpoch}
+                then ${afterSeq}::bigint else 0 end
               and f.received_at >= ${cutoff}
             order by f.seq
             limit ${take}
@@ -209,16 +270,11 @@ async function selectPage(
         limit ${take}
       ) page on true
     `;
-  const epoch = found[0]?.epoch ?? "";
-  const from = afterEpoch === epoch ? afterSeq : "0";
   const rows = found.filter((r): r is EventRow & PageRow => r.seq !== null);
-  const events = rows.slice(0, query.limit);
-  const cursorAfter = (seq: string) =>
-    encodeCursor(secret, { environmentId, epoch, eventTypes: query.eventTypes, seq });
   return {
-    events,
-    nextAfter: cursorAfter(events.at(-1)?.seq ?? from),
+    epoch: found[0]?.epoch ?? "",
+    head: found[0]?.head ?? "0",
+    events: rows.slice(0, query.limit).map((r) => ({ seq: r.seq, body: r.body })),
     hasMore: rows.length > query.limit,
-    cursorAfter,
   };
 }

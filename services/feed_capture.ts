@@ -1,5 +1,8 @@
 import type { Db } from "../db/connect.ts";
 
+/** The NOTIFY channel of captures; the payload is the environment id. */
+export const FEED_CHANNEL = "feed_captured";
+
 /**
  * Capture runs for an environment while it has an active feed token or a destination. Both
  * functions lock the environment row, as capturing ingestion does, so a capture never races
@@ -53,10 +56,13 @@ export async function captureEvents(
   events: readonly CapturedEvent[],
 ): Promise<void> {
   if (events.length === 0) return;
+  // The NOTIFY (delivered at commit, and only then) wakes push destinations and live readers
+  // of this environment on every instance; see services/feed_wakeup.ts. It rides on the same
+  // statement: no extra round trip.
   const [env] = await db<{ last: string }[]>`
     update environments set feed_seq = feed_seq + ${events.length}
     where id = ${environmentId} and capture_started_at is not null
-    returning feed_seq as last
+    returning feed_seq as last, pg_notify(${FEED_CHANNEL}, id::text) is null as notified
   `;
   if (!env) return; // the environment does not capture
   const first = BigInt(env.last) - BigInt(events.length) + 1n;

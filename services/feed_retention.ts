@@ -4,6 +4,7 @@
 import type { Db, Sql } from "../db/connect.ts";
 import { deleteAnalyticsEventsBefore } from "./events.ts";
 import { deleteFeedEventsBefore } from "./feed_capture.ts";
+import { accountDrops, type DestinationDrop } from "./destination_drops.ts";
 import { purgeRateHits } from "./rate_limit.ts";
 
 export const FEED_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
@@ -28,6 +29,8 @@ export interface PurgeOptions {
   maxBatches?: number;
   /** Checked between batches: an instance shutting down does not wait for a long pass. */
   signal?: AbortSignal;
+  /** Told of destination events counted as dropped before their deletion, to log them. */
+  onDrops?: (drops: DestinationDrop[]) => void;
 }
 
 export interface PurgeResult {
@@ -55,8 +58,18 @@ export async function purgeExpired(
   const feedCutoff = feedRetentionCutoff(now);
   const analyticsCutoff = analyticsRetentionCutoff(now, analyticsRetentionDays);
   const result: PurgeResult = { ran: true, feedEvents: 0, analyticsEvents: 0, rateHits: 0 };
+  let accounted = false;
   const steps: [keyof Omit<PurgeResult, "ran">, BatchDelete][] = [
-    ["feedEvents", (tx, n) => deleteFeedEventsBefore(tx, feedCutoff, n)],
+    ["feedEvents", async (tx, n) => {
+      // Pending destination events are counted as dropped before they go (destination_drops.ts);
+      // once a pass: its cutoff is fixed, so the first batch's accounting covers them all.
+      if (!accounted) {
+        const drops = await accountDrops(tx, feedCutoff, null);
+        if (drops.length > 0) options.onDrops?.(drops);
+        accounted = true;
+      }
+      return await deleteFeedEventsBefore(tx, feedCutoff, n);
+    }],
     ["analyticsEvents", (tx, n) => deleteAnalyticsEventsBefore(tx, analyticsCutoff, n)],
     ["rateHits", (tx, n) => purgeRateHits(tx, now, n)],
   ];

@@ -1,5 +1,6 @@
 import type { Sql } from "../db/connect.ts";
 import type { Clock } from "./clock.ts";
+import { logDrops } from "./destination_drops.ts";
 import { purgeExpired } from "./feed_retention.ts";
 import { describeError, type Logger } from "./log.ts";
 import type { Config } from "../config.ts";
@@ -36,7 +37,7 @@ export function startBackgroundJobs(
         deps.sql,
         deps.clock.now(),
         deps.config.analyticsRetentionDays,
-        { signal: stopping.signal },
+        { signal: stopping.signal, onDrops: (drops) => logDrops(deps.logger, drops) },
       );
       if (result.feedEvents + result.analyticsEvents + result.rateHits > 0) {
         deps.logger.info("retention purge", { ...result });

@@ -1,0 +1,385 @@
+// The deliverer: pushes each destination's matching captured events to it, in arrival order,
+// at least once. Every instance runs one; a lease in PostgreSQL lets one instance at a time
+// deliver a given destination.
+//
+// What a process that dies mid-way leaves behind, and why nothing is skipped:
+// - The destination's place (`cursor_seq`) moves only after the receiver answered 2xx, in one
+//   UPDATE, and only forward (greatest()). A process killed before that update leaves the
+//   cursor where it was: the batch is sent again (same webhook-id, same events) by whichever
+//   instance takes the destination next. A batch can be delivered twice, never skipped.
+// - The batch in flight is recorded (`batch_id`, `batch_last_seq`) before it is sent, so a
+//   retry after a crash sends the same id and events.
+// - The lease (`lease_owner`, `lease_expires_at`) is renewed before every attempt for LEASE_MS,
+//   longer than an attempt can take (DELIVERY_TIMEOUT_MS); a dead instance's lease lapses at
+//   most LEASE_MS later and the next poll of another instance takes the destination.
+// - Events that leave the feed's seven days while pending are counted in `dropped` and logged
+//   (accountDrops, called before each batch and by the retention purge before it deletes), in
+//   the same transaction that moves the cursor past them: counted once, never silently skipped.
+import type { Config } from "../config.ts";
+import type { Sql } from "../db/connect.ts";
+import type { Clock } from "./clock.ts";
+import { accountDrops, logDrops } from "./destination_drops.ts";
+import { isUnsealed, sealSecret } from "./destination_secret.ts";
+import { DELIVERY_TIMEOUT_MS, type SecretsRow, signingSecrets } from "./destinations.ts";
+import { selectEnvironmentPage } from "./feed.ts";
+import { FEED_SCHEMA_VERSION } from "./feed_envelope.ts";
+import { feedRetentionCutoff } from "./feed_retention.ts";
+import type { FeedWakeup } from "./feed_wakeup.ts";
+import { describeError, type Logger } from "./log.ts";
+import { type PostResult, postWebhook } from "./webhook_post.ts";
+import { newMessageId, webhookHeaders } from "./webhook_sign.ts";
+
+export const MAX_BATCH_EVENTS = 100;
+/** Lease length: an attempt (at most DELIVERY_TIMEOUT_MS) always ends well within it. */
+export const LEASE_MS = 20_000;
+export const BACKOFF_BASE_MS = 1_000;
+export const BACKOFF_CAP_MS = 10 * 60_000;
+
+export interface DeliveryDeps {
+  sql: Sql;
+  clock: Clock;
+  logger: Logger;
+  config: Pick<Config, "destinationsAllowPrivate">;
+  cursorSecret: string;
+}
+
+export interface DeliveryOptions {
+  /** This instance's lease name; random by default. */
+  instanceId?: string;
+  /** Pause between polls for due work (wake-ups come sooner). */
+  pollMs?: number;
+  leaseMs?: number;
+  timeoutMs?: number;
+  backoffBaseMs?: number;
+  backoffCapMs?: number;
+  /** Destinations delivered at once by this instance. */
+  concurrency?: number;
+  wakeup?: FeedWakeup | null;
+  /** [0, 1): the jitter's source. */
+  random?: () => number;
+}
+
+interface Claimed extends SecretsRow {
+  id: number;
+  environment_id: number;
+  url: string;
+  event_types: string[];
+}
+
+interface Plan {
+  batchId: string;
+  lastSeq: string;
+  events: { seq: string; body: string }[];
+  attempts: number;
+}
+
+/**
+ * The delay before retry n (1-based): full jitter, uniform in [0, min(cap, base·2^(n-1))),
+ * and never sooner than the receiver's Retry-After.
+ */
+export function retryDelayMs(
+  attempt: number,
+  retryAfterMs: number | null,
+  options: { baseMs: number; capMs: number; random: () => number },
+): number {
+  const ceiling = Math.min(options.capMs, options.baseMs * 2 ** Math.min(attempt - 1, 30));
+  const jittered = Math.floor(options.random() * ceiling);
+  // A Retry-After beyond the feed's retention would only turn into drops: seven days at most.
+  const floor = Math.min(retryAfterMs ?? 0, 7 * 24 * 3600_000);
+  return Math.max(jittered, floor);
+}
+
+/** Seals the secrets a migration generated (see 00004), once, on whichever instance starts. */
+export async function sealMigratedSecrets(sql: Sql, cursorSecret: string): Promise<void> {
+  const rows = await sql<{ id: number; secret_sealed: string }[]>`
+    select id, secret_sealed from destinations where secret_sealed like 'plain:%'
+  `;
+  for (const row of rows) {
+    if (!isUnsealed(row.secret_sealed)) continue;
+    const sealed = sealSecret(cursorSecret, row.secret_sealed.slice("plain:".length));
+    await sql`
+      update destinations set secret_sealed = ${sealed}
+      where id = ${row.id} and secret_sealed = ${row.secret_sealed}
+    `;
+  }
+}
+
+export class DeliveryWorker {
+  readonly instanceId: string;
+  #deps: DeliveryDeps;
+  #pollMs: number;
+  #leaseMs: number;
+  #timeoutMs: number;
+  #backoff: { baseMs: number; capMs: number; random: () => number };
+  #concurrency: number;
+  #wakeup: FeedWakeup | null;
+  #active = new Map<number, Promise<void>>();
+  #timer: ReturnType<typeof setTimeout> | undefined;
+  #unsubscribe: (() => void) | undefined;
+  #ticking: Promise<void> | null = null;
+  #again = false;
+  #stopped = false;
+
+  constructor(deps: DeliveryDeps, options: DeliveryOptions = {}) {
+    this.#deps = deps;
+    // The pid in the name lets an operator (and the takeover test) see which process holds a lease.
+    this.instanceId = options.instanceId ??
+      `pid${Deno.pid}:${crypto.randomUUID().slice(0, 8)}`;
+    this.#pollMs = options.pollMs ?? 1_000;
+    this.#leaseMs = options.leaseMs ?? LEASE_MS;
+    this.#timeoutMs = options.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+    this.#backoff = {
+      baseMs: options.backoffBaseMs ?? BACKOFF_BASE_MS,
+      capMs: options.backoffCapMs ?? BACKOFF_CAP_MS,
+      random: options.random ?? Math.random,
+    };
+    this.#concurrency = options.concurrency ?? 8;
+    this.#wakeup = options.wakeup ?? null;
+  }
+
+  /** Polls every pollMs, and at once on a capture notification. */
+  start(): void {
+    this.#unsubscribe = this.#wakeup?.subscribe("*", () => this.wake());
+    const loop = () => {
+      if (this.#stopped) return;
+      this.wake();
+      this.#timer = setTimeout(loop, this.#pollMs);
+      Deno.unrefTimer(this.#timer);
+    };
+    loop();
+  }
+
+  /** Stops claiming; waits for the attempts in flight, then gives their leases up. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    this.#unsubscribe?.();
+    await this.#ticking;
+    await Promise.all(this.#active.values());
+    await this.#deps.sql`
+      update destinations set lease_owner = null, lease_expires_at = null
+      where lease_owner = ${this.instanceId}
+    `.catch(() => {});
+  }
+
+  /** Runs a claim pass now (or right after the one running). */
+  wake(): void {
+    if (this.#stopped) return;
+    if (this.#ticking) {
+      this.#again = true;
+      return;
+    }
+    this.#ticking = (async () => {
+      do {
+        this.#again = false;
+        try {
+          await this.#claimAndRun();
+        } catch (err) {
+          this.#deps.logger.warn("delivery poll failed", describeError(err));
+        }
+      } while (this.#again && !this.#stopped);
+      this.#ticking = null;
+    })();
+  }
+
+  /**
+   * For tests and tools: claim and deliver until nothing is due, then return. Destinations
+   * waiting for a retry are not waited for.
+   */
+  async drain(): Promise<void> {
+    for (;;) {
+      const claimed = await this.#claimAndRun();
+      await Promise.all(this.#active.values());
+      if (claimed === 0) return;
+    }
+  }
+
+  async #claimAndRun(): Promise<number> {
+    const room = this.#concurrency - this.#active.size;
+    if (room <= 0 || this.#stopped) return 0;
+    const now = this.#deps.clock.now();
+    const leaseUntil = new Date(now.getTime() + this.#leaseMs);
+    const active = [...this.#active.keys()];
+    // Due: not paused, something to send, no retry waiting, and no other live lease.
+    // SKIP LOCKED: instances polling at once claim different destinations.
+    const claimed = await this.#deps.sql<Claimed[]>`
+      update destinations d set lease_owner = ${this.instanceId}, lease_expires_at = ${leaseUntil}
+      from (
+        select d2.id from destinations d2 join environments e on e.id = d2.environment_id
+        where not d2.paused
+          and (d2.batch_id is not null or e.feed_seq > d2.cursor_seq)
+          and (d2.next_attempt_at is null or d2.next_attempt_at <= ${now})
+          and (d2.lease_owner is null or d2.lease_owner = ${this.instanceId}
+            or d2.lease_expires_at <= ${now})
+          and d2.id <> all(${active}::int[])
+        order by d2.next_attempt_at nulls first, d2.id
+        limit ${room}
+        for update of d2 skip locked
+      ) due
+      where d.id = due.id
+      returning d.id, d.environment_id, d.url, d.event_types, d.secret_sealed,
+        d.previous_secret_sealed, d.previous_secret_expires_at
+    `;
+    for (const dest of claimed) {
+      const run = this.#run(dest)
+        .catch((err) => {
+          this.#deps.logger.warn("delivery failed", {
+            destination_id: dest.id,
+            ...describeError(err),
+          });
+        })
+        .finally(() => {
+          this.#active.delete(dest.id);
+          // Whatever is pending next (more batches, other destinations) is taken at once.
+          this.wake();
+        });
+      this.#active.set(dest.id, run);
+    }
+    return claimed.length;
+  }
+
+  /** Delivers batches to one claimed destination while there are any and they succeed. */
+  async #run(dest: Claimed): Promise<void> {
+    while (!this.#stopped) {
+      const plan = await this.#plan(dest);
+      if (!plan) return;
+      const ok = await this.#attempt(dest, plan);
+      if (!ok) return;
+    }
+  }
+
+  /**
+   * In one transaction holding the destination row: account drops, then take the batch in
+   * flight (retry) or form the next one and record it, and renew the lease. null: nothing to
+   * send (the cursor moved past events filtered out), or the lease is gone.
+   */
+  #plan(dest: Claimed): Promise<Plan | null> {
+    const now = this.#deps.clock.now();
+    return this.#deps.sql.begin(async (tx) => {
+      const [row] = await tx<
+        {
+          cursor_seq: string;
+          batch_id: string | null;
+          batch_last_seq: string | null;
+          attempts: number;
+          paused: boolean;
+        }[]
+      >`
+        select cursor_seq::text, batch_id, batch_last_seq::text, attempts, paused
+        from destinations where id = ${dest.id} and lease_owner = ${this.instanceId}
+        for update
+      `;
+      if (!row || row.paused) return null;
+      const drops = await accountDrops(tx, feedRetentionCutoff(now), dest.id);
+      logDrops(this.#deps.logger, drops);
+      const cursor = drops[0]?.through && BigInt(drops[0].through) > BigInt(row.cursor_seq)
+        ? drops[0].through
+        : row.cursor_seq;
+      const batchId = drops.length > 0 ? null : row.batch_id;
+      const page = await selectEnvironmentPage(tx, dest.environment_id, {
+        afterSeq: cursor,
+        eventTypes: dest.event_types,
+        limit: MAX_BATCH_EVENTS,
+      }, now);
+      const leaseUntil = new Date(now.getTime() + this.#leaseMs);
+      if (batchId !== null && row.batch_last_seq !== null) {
+        // A retry: the same events. Nothing can have joined (seq > cursor commits in seq
+        // order), and what left the seven days was just accounted, which ended the batch.
+        const last = BigInt(row.batch_last_seq);
+        const events = page.events.filter((e) => BigInt(e.seq) <= last);
+        if (events.length > 0) {
+          await tx`
+            update destinations set lease_expires_at = ${leaseUntil} where id = ${dest.id}
+          `;
+          return { batchId, lastSeq: row.batch_last_seq, events, attempts: row.attempts };
+        }
+      }
+      // A batch that stops short of a full page covers everything up to the head (events of
+      // other types included): the next one starts after it.
+      const lastSeq = page.hasMore ? page.events.at(-1)!.seq : page.head;
+      if (page.events.length === 0) {
+        await tx`
+          update destinations set cursor_seq = greatest(cursor_seq, ${lastSeq}::bigint),
+            batch_id = null, batch_last_seq = null, lease_owner = null, lease_expires_at = null
+          where id = ${dest.id}
+        `;
+        // Caught up: the lease is given up, so the next capture's wake-up lets any instance
+        // (the first to claim) deliver.
+        return null;
+      }
+      const id = newMessageId();
+      await tx`
+        update destinations set batch_id = ${id}, batch_last_seq = ${lastSeq},
+          lease_expires_at = ${leaseUntil}
+        where id = ${dest.id}
+      `;
+      return { batchId: id, lastSeq, events: page.events, attempts: row.attempts };
+    });
+  }
+
+  /** One POST of the plan; records the outcome. True on success. */
+  async #attempt(dest: Claimed, plan: Plan): Promise<boolean> {
+    const { sql, clock, logger, config, cursorSecret } = this.#deps;
+    let body = `{"schema_version":${FEED_SCHEMA_VERSION},"events":[`;
+    for (let i = 0; i < plan.events.length; i++) {
+      body += (i > 0 ? "," : "") + plan.events[i]!.body;
+    }
+    body += "]}";
+    const at = clock.now();
+    const headers = webhookHeaders(signingSecrets(cursorSecret, dest, at), plan.batchId, at, body);
+    let result: PostResult;
+    try {
+      result = await postWebhook(dest.url, headers, body, {
+        allowPrivate: config.destinationsAllowPrivate,
+        timeoutMs: this.#timeoutMs,
+      });
+    } catch (err) {
+      result = { status: null, error: "internal error", retryAfterMs: null, durationMs: 0 };
+      logger.warn("delivery attempt failed", { destination_id: dest.id, ...describeError(err) });
+    }
+    const now = clock.now();
+    if (result.error === null) {
+      const updated = await sql`
+        update destinations set
+          cursor_seq = greatest(cursor_seq, ${plan.lastSeq}::bigint),
+          batch_id = case when batch_id = ${plan.batchId} then null else batch_id end,
+          batch_last_seq = case when batch_id = ${plan.batchId} then null else batch_last_seq end,
+          attempts = 0, next_attempt_at = null, failing_since = null,
+          last_attempt_at = ${at}, last_success_at = ${now}, last_error = null
+        where id = ${dest.id} and lease_owner = ${this.instanceId}
+        returning id
+      `;
+      if (updated.length === 0) return false; // deleted, or another instance took over
+      logger.debug("delivered", {
+        destination_id: dest.id,
+        webhook_id: plan.batchId,
+        events: plan.events.length,
+        status: result.status,
+        duration_ms: result.durationMs,
+      });
+      return true;
+    }
+    const attempt = plan.attempts + 1;
+    const delay = retryDelayMs(attempt, result.retryAfterMs, this.#backoff);
+    await sql`
+      update destinations set
+        attempts = ${attempt},
+        next_attempt_at = ${new Date(now.getTime() + delay)},
+        failing_since = coalesce(failing_since, ${at}),
+        last_attempt_at = ${at},
+        last_error = ${result.error},
+        lease_owner = null, lease_expires_at = null
+      where id = ${dest.id} and lease_owner = ${this.instanceId}
+    `;
+    // The receiver's answer body is never logged: only its status and our own description.
+    logger.info("delivery attempt failed, will retry", {
+      destination_id: dest.id,
+      webhook_id: plan.batchId,
+      attempt,
+      status: result.status,
+      error: result.error,
+      retry_in_ms: delay,
+    });
+    return false;
+  }
+}

@@ -1,0 +1,87 @@
+// A real webhook receiver on 127.0.0.1: records every request, answers as the test decides.
+import type { Clock } from "../../services/clock.ts";
+import type { DeliveryOptions } from "../../services/delivery.ts";
+import { DeliveryWorker } from "../../services/delivery.ts";
+import { silentLogger } from "./clock.ts";
+import { CURSOR_SECRET, type TestServer } from "./server.ts";
+
+export interface Received {
+  headers: Record<string, string>;
+  body: string;
+  /** Date.now() when the request arrived. */
+  at: number;
+  /** What the receiver answered (0: it dropped the connection or hung). */
+  answered: number;
+}
+
+export type Answer = (req: Received, n: number) => Response | "drop" | "hang" | Promise<Response>;
+
+export interface Receiver {
+  url: string;
+  received: Received[];
+  answer: Answer;
+  close(): Promise<void>;
+}
+
+export function startReceiver(
+  answer: Answer = () => new Response(null, { status: 204 }),
+): Receiver {
+  const controller = new AbortController();
+  const received: Received[] = [];
+  const hanging = new Set<(r: Response) => void>();
+  const receiver: Receiver = {
+    url: "",
+    received,
+    answer,
+    async close() {
+      for (const release of hanging) release(new Response(null, { status: 503 }));
+      controller.abort();
+      await server.finished;
+    },
+  };
+  const server = Deno.serve({
+    hostname: "127.0.0.1",
+    port: 0,
+    signal: controller.signal,
+    onListen() {},
+  }, async (request) => {
+    const headers: Record<string, string> = {};
+    request.headers.forEach((v, k) => (headers[k] = v));
+    const record: Received = { headers, body: await request.text(), at: Date.now(), answered: 0 };
+    received.push(record);
+    const a = await receiver.answer(record, received.length);
+    if (a === "drop") {
+      // Dropping the connection: an aborted response body makes Deno reset it.
+      return new Response(
+        new ReadableStream({ start: (c) => c.error(new Error("dropped")) }),
+        { status: 200 },
+      );
+    }
+    if (a === "hang") {
+      return await new Promise<Response>((resolve) => hanging.add(resolve));
+    }
+    record.answered = a.status;
+    return a;
+  });
+  receiver.url = `http://127.0.0.1:${server.addr.port}`;
+  return receiver;
+}
+
+/** A deliverer over a test server's database and clock, with the test's timings. */
+export function deliveryWorker(
+  srv: { sql: TestServer["sql"]; clock: Clock },
+  options: DeliveryOptions & { allowPrivate?: boolean } = {},
+): DeliveryWorker {
+  return new DeliveryWorker({
+    sql: srv.sql,
+    clock: srv.clock,
+    logger: silentLogger,
+    config: { destinationsAllowPrivate: options.allowPrivate ?? true },
+    cursorSecret: CURSOR_SECRET,
+  }, { pollMs: 50, timeoutMs: 2_000, ...options });
+}
+
+/** The events of a received delivery body. */
+export function eventsOf(r: Received): { id: string; type: string }[] {
+  return JSON.parse(r.body).events;
+}
