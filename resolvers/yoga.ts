@@ -5,6 +5,7 @@ import { EnvelopArmorPlugin } from "@escape.tech/graphql-armor";
 import { useDisableIntrospection } from "@graphql-yoga/plugin-disable-introspection";
 import { createYoga, type FetchAPI, type Plugin } from "graphql-yoga";
 import { schema } from "../schema/mod.ts";
+import { GRAPHIQL_CSP, renderGraphiQL } from "../pages/graphiql.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { describeError } from "../services/log.ts";
 import { createContext, type GraphQLContext } from "./context.ts";
@@ -56,6 +57,8 @@ export function createGraphQLHandler(deps: AppDeps): GraphQLHandler {
     graphqlEndpoint: "/graphql",
     landingPage: false,
     graphiql: { title: "Link and event feed" },
+    // Served from this process (pages/graphiql.ts), not from a CDN: works on a closed network.
+    renderGraphiQL,
     maskedErrors: { maskError },
     logging: false,
     // Server-to-server only: project keys and feed tokens are secrets that never belong in a
@@ -81,6 +84,10 @@ export function createGraphQLHandler(deps: AppDeps): GraphQLHandler {
       })
       : request;
     const response = await yoga.fetch(buffered, context);
-    return new Response(await response.text(), response);
+    const headers = new Headers(response.headers);
+    if (headers.get("Content-Type")?.startsWith("text/html")) {
+      headers.set("Content-Security-Policy", GRAPHIQL_CSP);
+    }
+    return new Response(await response.text(), { status: response.status, headers });
   };
 }

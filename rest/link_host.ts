@@ -7,7 +7,7 @@ import type { AppEnv } from "./deps.ts";
 import { renderNotFoundPage, renderPreviewPage } from "./link_host_html.ts";
 
 /** First segments that belong to the API, never to a link: they keep the JSON 404. */
-const RESERVED = new Set(["api", "graphql", "healthz", "readyz", "openapi.json"]);
+const RESERVED = new Set(["api", "graphql", "healthz", "readyz", "openapi.json", "docs"]);
 
 const HTML_HEADERS = {
   "Content-Type": "text/html; charset=utf-8",
