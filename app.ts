@@ -9,6 +9,7 @@ import { accessLog, limitBody } from "./rest/middleware.ts";
 import { exportRoutes } from "./rest/export.ts";
 import { feedRoutes } from "./rest/feed.ts";
 import { linkHostRoutes } from "./rest/link_host.ts";
+import { pageRoutes } from "./pages/routes.ts";
 import { opsRoutes } from "./rest/ops.ts";
 import { sdkRoutes } from "./rest/sdk.ts";
 import type { AppDeps } from "./services/deps.ts";
@@ -32,6 +33,9 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
     "/graphql",
     (c) => graphql(c.req.raw, { requestId: c.get("requestId") }),
   );
+  // GET /docs (the REST reference) and the browser pages' files under /docs/assets/ and
+  // /graphql/assets/
+  app.route("/", pageRoutes());
   app.route("/api/v1/sdk", sdkRoutes(deps));
   app.route("/api/v1", feedRoutes(deps));
   app.route("/api/v1", adminRoutes(deps));

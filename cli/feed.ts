@@ -65,8 +65,18 @@ function parse(argv: string[]) {
     if (/token/i.test(message) || argv.some((a) => a.startsWith("est_"))) {
       usageError("the token is read from the FEED_TOKEN environment variable only, never a flag");
     }
-    // parseArgs quotes the offending argument: never echo it, it may be a secret.
-    usageError(message.replace(/'[^']*'/g, "an argument"));
+    const code = (err as { code?: string }).code;
+    // Option names are ours and safe to print (parseArgs leaves out an `=value`), and so is its
+    // wording about an option's value; a stray positional argument is a value, which may be a
+    // secret: never echo it.
+    if (code === "ERR_PARSE_ARGS_UNKNOWN_OPTION") {
+      const name = /'(-[^'=\s]*)'/.exec(message)?.[1];
+      usageError(name ? `unknown option ${name}` : "unknown option");
+    }
+    if (code === "ERR_PARSE_ARGS_INVALID_OPTION_VALUE") {
+      usageError(message.replace(/'([^']*)'/g, "$1"));
+    }
+    usageError("unexpected argument: every value follows its option, as in --url URL");
   }
 }
 

@@ -3,6 +3,8 @@
 // refuse the value (a 500), so both are refused here with a 400.
 import { z } from "zod";
 import { isHttpUrl } from "../services/links.ts";
+// zod's messages in words, installed for every schema (inputs/messages.ts).
+import "./messages.ts";
 
 const UNCLEAN = "must not contain NUL characters or unpaired surrogates";
 

@@ -5,6 +5,7 @@ import { EnvelopArmorPlugin } from "@escape.tech/graphql-armor";
 import { NoSchemaIntrospectionCustomRule } from "graphql";
 import { createYoga, type FetchAPI, type Plugin } from "graphql-yoga";
 import { schema } from "../schema/mod.ts";
+import { GRAPHIQL_CSP, renderGraphiQL } from "../pages/graphiql.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { describeError } from "../services/log.ts";
 import { createContext, type GraphQLContext } from "./context.ts";
@@ -64,6 +65,8 @@ export function createGraphQLHandler(deps: AppDeps): GraphQLHandler {
     graphqlEndpoint: "/graphql",
     landingPage: false,
     graphiql: { title: "Link and event feed" },
+    // Served from this process (pages/graphiql.ts), not from a CDN: works on a closed network.
+    renderGraphiQL,
     maskedErrors: { maskError },
     logging: false,
     // Server-to-server only: project keys and feed tokens are secrets that never belong in a
@@ -82,12 +85,21 @@ export function createGraphQLHandler(deps: AppDeps): GraphQLHandler {
   // link(path) query (measured: twice the requests/s this way).
   const fastPath = createFastPath(yoga);
   return async (request, context) => {
-    if (request.method !== "POST") return await yoga.fetch(request, context);
-    const body = await request.text();
-    const fast = await fastPath(request, body, context);
-    if (fast) return fast;
-    const buffered = new Request(request.url, { method: "POST", headers: request.headers, body });
-    const response = await yoga.fetch(buffered, context);
-    return new Response(await response.text(), response);
+    let response: Response;
+    if (request.method === "POST") {
+      const body = await request.text();
+      const fast = await fastPath(request, body, context);
+      if (fast) return fast;
+      const buffered = new Request(request.url, { method: "POST", headers: request.headers, body });
+      response = await yoga.fetch(buffered, context);
+    } else {
+      response = await yoga.fetch(request, context);
+    }
+    // GraphiQL's page (GET in a browser) gets the CSP of its self-served files.
+    const headers = new Headers(response.headers);
+    if (headers.get("Content-Type")?.startsWith("text/html")) {
+      headers.set("Content-Security-Policy", GRAPHIQL_CSP);
+    }
+    return new Response(await response.text(), { status: response.status, headers });
   };
 }

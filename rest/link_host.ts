@@ -14,7 +14,7 @@ import { renderNotFoundPage, renderOpenAppPage, renderPreviewPage } from "./link
 import { linkHostAppRoutes } from "./link_host_apps.ts";
 
 /** First segments that belong to the API, never to a link: they keep the JSON 404. */
-const RESERVED = new Set(["api", "graphql", "healthz", "readyz", "openapi.json"]);
+const RESERVED = new Set(["api", "graphql", "healthz", "readyz", "openapi.json", "docs"]);
 
 const HTML_HEADERS = {
   "Content-Type": "text/html; charset=utf-8",

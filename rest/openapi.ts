@@ -643,6 +643,12 @@ export const OPENAPI_DOCUMENT = {
     "/openapi.json": {
       get: { summary: "This document", responses: { 200: { description: "OpenAPI 3.1" } } },
     },
+    "/docs": {
+      get: {
+        summary: "This document as a readable page (works offline)",
+        responses: { 200: ok("The reference page", { type: "string" }, "text/html") },
+      },
+    },
     "/{path}": {
       get: {
         summary: "The link host: redirect, open-app page or preview page",

@@ -129,6 +129,29 @@ Deno.test("feed CLI: tails a live feed to NDJSON, stops on Ctrl-C with the curso
   await Deno.remove(dir, { recursive: true });
 });
 
+Deno.test("feed CLI: a usage error names the unknown option, never a value", async () => {
+  const env = { FEED_TOKEN: "est_" + "s".repeat(43) };
+  const base = ["--url", srv.url, "--project-id", "1"];
+
+  const unknown = await runCli([...base, "--folow"], env).done;
+  assert.equal(unknown.code, 2);
+  assert.match(unknown.stderr, /^feed: unknown option --folow\n/);
+
+  const withValue = await runCli([...base, "--cursor=s3cret-value"], env).done;
+  assert.equal(withValue.code, 2);
+  assert.match(withValue.stderr, /^feed: unknown option --cursor\n/);
+  assert.doesNotMatch(withValue.stderr, /s3cret-value/);
+
+  const missing = await runCli(["--project-id", "1", "--url"], env).done;
+  assert.equal(missing.code, 2);
+  assert.match(missing.stderr, /^feed: Option --url <value> argument missing\n/);
+
+  const stray = await runCli([...base, "s3cret-positional"], env).done;
+  assert.equal(stray.code, 2);
+  assert.match(stray.stderr, /^feed: unexpected argument/);
+  assert.doesNotMatch(stray.stderr, /s3cret-positional/);
+});
+
 Deno.test("feed CLI: the token comes from FEED_TOKEN only; a 401 stops with the recovery", async () => {
   const p = await createProject(srv.url);
   const dir = await Deno.makeTempDir();

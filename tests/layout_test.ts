@@ -8,7 +8,8 @@ const TRANSPORTS: Record<string, string[]> = {
   rest: ["rest"],
   graphql: ["schema", "resolvers"],
 };
-const BELOW_TRANSPORTS = ["services", "inputs", "db"];
+// pages/ renders the static browser pages (GraphiQL, the API reference) that transports serve.
+const BELOW_TRANSPORTS = ["services", "inputs", "pages", "db"];
 
 async function* sourceFiles(dir: string): AsyncGenerator<string> {
   for await (const entry of Deno.readDir(dir)) {

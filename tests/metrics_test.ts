@@ -236,6 +236,8 @@ Deno.test("GET /api/v1/sdk/metrics_for_project lists active links with every fie
     }
   }
   await deactivateLink(srv.url, p.productionId, off);
+  // Views are written behind the responses: count them once they are all stored.
+  await srv.views.flush();
 
   const items = await metrics(srv.url, p.key, "production");
   assert.deepEqual(items.map((i) => i.path), [a, c, b, d]);

@@ -32,68 +32,129 @@ export interface FaultProxy {
 
 /**
  * An HTTP proxy in front of the real server. A request that cannot reach the upstream, and a
- * planned drop, answer 200 and then break the connection mid-body, which a client sees as a
- * network error.
+ * planned drop, answer 200 with a Content-Length and then close the connection before the body
+ * is complete, which a client sees as a network error.
+ *
+ * It speaks HTTP/1.1 over a plain TCP listener (one request per connection, `Connection: close`)
+ * rather than through Deno.serve: Deno.serve prints every body stream that errors, and the
+ * deliberate drops filled the test output with stack traces of expected failures.
  */
 export function startFaultProxy(upstream: string): FaultProxy {
-  const controller = new AbortController();
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const open = new Set<Promise<void>>();
   const proxy: FaultProxy = {
-    url: "",
+    url: `http://127.0.0.1:${listener.addr.port}`,
     upstream,
     plan: () => ({ kind: "pass" }),
     requests: 0,
     faults: { pass: 0, unavailable: 0, drop: 0, status: 0 },
     async close() {
-      controller.abort();
-      await server.finished;
+      listener.close();
+      await accepting;
+      await Promise.allSettled(open);
     },
   };
-  const broken = (prefix: Uint8Array = new Uint8Array()) =>
-    new Response(
-      new ReadableStream({
-        start(c) {
-          if (prefix.length > 0) c.enqueue(prefix);
-        },
-        pull(c) {
-          c.error(new Error("test proxy: connection dropped on purpose"));
-        },
-      }),
-      { headers: { "Content-Type": "application/json" } },
-    );
-  const server = Deno.serve(
-    { hostname: "127.0.0.1", port: 0, signal: controller.signal, onListen() {} },
-    async (req) => {
-      const url = new URL(req.url);
+  const encoder = new TextEncoder();
+
+  async function writeAll(conn: Deno.Conn, bytes: Uint8Array) {
+    for (let n = 0; n < bytes.length;) n += await conn.write(bytes.subarray(n));
+  }
+
+  /** Writes the head and `body`; a `declared` length above the body's breaks the answer. */
+  async function answer(
+    conn: Deno.Conn,
+    status: number,
+    headers: Headers,
+    body: Uint8Array,
+    declared = body.length,
+  ) {
+    let head = `HTTP/1.1 ${status} X\r\n`;
+    for (const [name, value] of headers) {
+      if (!/^(content-length|content-encoding|transfer-encoding|connection)$/i.test(name)) {
+        head += `${name}: ${value}\r\n`;
+      }
+    }
+    head += `content-length: ${declared}\r\nconnection: close\r\n\r\n`;
+    await writeAll(conn, encoder.encode(head));
+    await writeAll(conn, body);
+  }
+
+  /** Reads one request's head (the tests' requests are GETs without a body). */
+  async function readHead(
+    conn: Deno.Conn,
+  ): Promise<{ method: string; target: string; headers: Headers }> {
+    let text = "";
+    const buf = new Uint8Array(8192);
+    const decoder = new TextDecoder();
+    while (!text.includes("\r\n\r\n")) {
+      const n = await conn.read(buf);
+      if (n === null) throw new Error("connection closed before the request head");
+      text += decoder.decode(buf.subarray(0, n), { stream: true });
+    }
+    const [requestLine, ...lines] = text.slice(0, text.indexOf("\r\n\r\n")).split("\r\n");
+    const [method, target] = requestLine!.split(" ") as [string, string];
+    const headers = new Headers();
+    for (const line of lines) {
+      const colon = line.indexOf(":");
+      headers.append(line.slice(0, colon).trim(), line.slice(colon + 1).trim());
+    }
+    return { method, target, headers };
+  }
+
+  async function handle(conn: Deno.Conn) {
+    try {
+      const req = await readHead(conn);
+      const url = new URL(req.target, proxy.url);
       const fault = proxy.plan(++proxy.requests, url);
       proxy.faults[fault.kind]++;
-      if (fault.kind === "unavailable") {
-        return Response.json(
-          { error: { status: 503, code: "unavailable", message: "injected" } },
-          { status: 503, headers: { "Retry-After": String(fault.retryAfter ?? 1) } },
+      const json = new Headers({ "Content-Type": "application/json" });
+      if (fault.kind === "unavailable" || fault.kind === "status") {
+        const status = fault.kind === "unavailable" ? 503 : fault.status;
+        const code = fault.kind === "unavailable" ? "unavailable" : fault.code;
+        if (fault.kind === "unavailable") json.set("Retry-After", String(fault.retryAfter ?? 1));
+        const body = encoder.encode(
+          JSON.stringify({ error: { status, code, message: "injected" } }),
         );
+        return await answer(conn, status, json, body);
       }
-      if (fault.kind === "status") {
-        return Response.json(
-          { error: { status: fault.status, code: fault.code, message: "injected" } },
-          { status: fault.status },
-        );
-      }
-      if (proxy.upstream === null) return broken();
+      if (proxy.upstream === null) return await answer(conn, 200, json, new Uint8Array(), 100);
       let res: Response;
       try {
+        req.headers.delete("host");
+        req.headers.delete("accept-encoding");
         res = await fetch(proxy.upstream + url.pathname + url.search, {
           method: req.method,
           headers: req.headers,
         });
       } catch {
-        return broken();
+        return await answer(conn, 200, json, new Uint8Array(), 100);
       }
       const body = new Uint8Array(await res.arrayBuffer());
-      if (fault.kind === "drop") return broken(body.slice(0, Math.floor(body.length / 2)));
-      return new Response(body, { status: res.status, headers: res.headers });
-    },
-  );
-  proxy.url = `http://127.0.0.1:${server.addr.port}`;
+      if (fault.kind === "drop") {
+        return await answer(conn, 200, res.headers, body.slice(0, body.length >> 1), body.length);
+      }
+      await answer(conn, res.status, res.headers, body);
+    } catch {
+      // The client went away first: nothing to answer.
+    } finally {
+      try {
+        conn.close();
+      } catch {
+        // already closed
+      }
+    }
+  }
+
+  const accepting = (async () => {
+    try {
+      for await (const conn of listener) {
+        const done = handle(conn).finally(() => open.delete(done));
+        open.add(done);
+      }
+    } catch {
+      // closed
+    }
+  })();
   return proxy;
 }
 

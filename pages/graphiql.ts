@@ -1,0 +1,90 @@
+// GraphiQL for GET /graphql in a browser, with every file it needs served by this process from
+// the npm package @graphql-yoga/render-graphiql: no CDN, so it works on a closed network. The
+// page is small; the bundle, its stylesheet and the editor's three workers are separate files
+// under /graphql/assets/, cached by the browser.
+import type { GraphiQLOptions } from "graphql-yoga";
+import { AssetSet, escapeHtml, scriptJson, StaticAsset } from "./assets.ts";
+
+export const GRAPHIQL_ASSET_PREFIX = "/graphql/assets/";
+
+const JS = "text/javascript; charset=utf-8";
+
+/**
+ * Runs before the bundle: points the Monaco editor at its workers (same-origin files), then
+ * renders GraphiQL once the bundle has run. A file rather than inline code, so the page's
+ * Content-Security-Policy can forbid inline scripts.
+ */
+const BOOT = `(function () {
+  var config = JSON.parse(document.getElementById("graphiql-config").textContent);
+  self.MonacoEnvironment = {
+    globalAPI: false,
+    getWorkerUrl: function (_moduleId, label) { return config.workers[label]; },
+  };
+  document.addEventListener("DOMContentLoaded", function () {
+    YogaGraphiQL.renderYogaGraphiQL(document.getElementById("root"), config.options);
+  });
+})();
+`;
+
+export const graphiqlAssets = new AssetSet(async () => {
+  const bundle = await import("@graphql-yoga/render-graphiql/graphiql");
+  const favicon = bundle.favicon.replace(/^data:image\/x-icon;base64,/, "");
+  return [
+    new StaticAsset("boot.js", JS, BOOT),
+    new StaticAsset("graphiql.js", JS, bundle.js),
+    new StaticAsset("graphiql.css", "text/css; charset=utf-8", bundle.css),
+    new StaticAsset(
+      "favicon.ico",
+      "image/x-icon",
+      Uint8Array.from(atob(favicon), (c) => c.charCodeAt(0)),
+    ),
+    new StaticAsset("editor.worker.js", JS, bundle.editorWorkerService),
+    new StaticAsset("json.worker.js", JS, bundle.jsonWorker),
+    new StaticAsset("graphql.worker.js", JS, bundle.graphqlWorker),
+  ];
+});
+
+/** The page's own policy: everything from this origin, nothing from anywhere else. */
+export const GRAPHIQL_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  // Monaco and GraphiQL set style attributes and add <style> elements at run time.
+  "style-src 'self' 'unsafe-inline'",
+  "img-src 'self' data:",
+  "font-src 'self' data:",
+  "worker-src 'self'",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join("; ");
+
+/** Yoga's `renderGraphiQL`: the HTML of GET /graphql for a browser. */
+export async function renderGraphiQL(options: GraphiQLOptions): Promise<string> {
+  const url = async (name: string) => GRAPHIQL_ASSET_PREFIX + await graphiqlAssets.pathOf(name);
+  const config = {
+    options,
+    workers: {
+      editorWorkerService: await url("editor.worker.js"),
+      json: await url("json.worker.js"),
+      graphql: await url("graphql.worker.js"),
+    },
+  };
+  return `<!doctype html>
+<html lang="en">
+  <head>
+    <meta charset="utf-8" />
+    <title>${escapeHtml(options.title ?? "GraphiQL")}</title>
+    <link rel="icon" href="${await url("favicon.ico")}" />
+    <link rel="stylesheet" href="${await url("graphiql.css")}" />
+    <script id="graphiql-config" type="application/json">${scriptJson(config)}</script>
+    <script src="${await url("boot.js")}"></script>
+  </head>
+  <body id="body" class="no-focus-outline">
+    <noscript>GraphiQL needs JavaScript.</noscript>
+    <div id="root"></div>
+    <script src="${await url("graphiql.js")}"></script>
+  </body>
+</html>
+`;
+}

@@ -1,0 +1,137 @@
+// GraphiQL (GET /graphql) and the API reference (GET /docs) in a real Chromium on a closed
+// network: every request that is not to the test server is aborted and recorded, and the pages
+// must render and work without one.
+import assert from "node:assert/strict";
+import type { BrowserContext, Page } from "playwright-core";
+import { hasChromium, launchBrowser, screenshot, SCREENSHOT_DIR } from "./helpers/browser.ts";
+import { call, createProject, startTestServer } from "./helpers/server.ts";
+import { generateLink } from "./helpers/sdk.ts";
+
+const srv = await startTestServer();
+const browser = hasChromium() ? await launchBrowser() : undefined;
+Deno.test.afterAll(async () => {
+  await browser?.close();
+  await srv.close();
+});
+
+/** A page whose only network is the test server; `outside` lists what it tried to reach. */
+async function closedNetworkPage(): Promise<
+  { context: BrowserContext; page: Page; outside: string[]; errors: string[] }
+> {
+  assert.ok(browser, "Chromium is required (apt-get install chromium)");
+  const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+  const outside: string[] = [];
+  const errors: string[] = [];
+  await context.route("**/*", (route) => {
+    const url = new URL(route.request().url());
+    if (url.hostname === "127.0.0.1" || url.hostname === "localhost") return route.continue();
+    outside.push(url.href);
+    return route.abort("internetdisconnected");
+  });
+  const page = await context.newPage();
+  page.on("pageerror", (err) => errors.push(String(err)));
+  page.on("console", (msg) => {
+    if (msg.type() === "error") errors.push(msg.text());
+  });
+  return { context, page, outside, errors };
+}
+
+/** The editor closes brackets as text arrives: drop whatever it added after the cursor. */
+async function deleteAutoClosed(page: Page): Promise<void> {
+  await page.keyboard.press("ControlOrMeta+Shift+End");
+  await page.keyboard.press("Delete");
+}
+
+Deno.test("GraphiQL renders offline and runs a query", async () => {
+  const project = await createProject(srv.url, { name: "Browser" });
+  const path = await generateLink(srv.url, project.key, "production", {
+    title: "Offline & <sale>",
+  });
+  const { context, page, outside, errors } = await closedNetworkPage();
+  try {
+    const res = await page.goto(`${srv.url}/graphql`);
+    assert.equal(res?.status(), 200);
+    assert.match(res!.headers()["content-security-policy"] ?? "", /default-src 'self'/);
+    await page.locator(".graphiql-query-editor .monaco-editor").first().waitFor();
+    assert.equal(await page.title(), "Link and event feed");
+
+    // The request headers the SDK needs, then the query, typed as a user would.
+    await page.getByRole("button", { name: /headers/i }).click();
+    await page.locator('.monaco-editor[data-uri$="headers.json"]').click();
+    await page.keyboard.press("ControlOrMeta+A");
+    await page.keyboard.insertText(
+      JSON.stringify({ "PROJECT-KEY": project.key, ENVIRONMENT: "production" }),
+    );
+    await deleteAutoClosed(page);
+    await page.locator(".graphiql-query-editor .monaco-editor").first().click();
+    await page.keyboard.press("ControlOrMeta+A");
+    await page.keyboard.insertText(`{ link(path: ${JSON.stringify(path)}) { path title } }`);
+    await deleteAutoClosed(page);
+    const answered = page.waitForResponse((r) =>
+      r.url().endsWith("/graphql") && r.request().method() === "POST"
+    );
+    await page.locator(".graphiql-execute-button").click();
+    assert.equal((await answered).status(), 200);
+    const result = page.locator(".graphiql-response");
+    await result.getByText("Offline & <sale>").waitFor();
+    // Monaco renders spaces as no-break spaces.
+    const shown = JSON.parse((await result.innerText()).replace(/\u00a0/g, " "));
+    assert.deepEqual(shown, { data: { link: { path, title: "Offline & <sale>" } } });
+    await screenshot(page, "graphiql-offline");
+
+    assert.deepEqual(outside, [], "GraphiQL tried to reach the network");
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+Deno.test("GraphiQL's files are served with their content hash and cached", async () => {
+  const html = await call(srv.url, "GET", "/graphql", { headers: { Accept: "text/html" } });
+  assert.equal(html.status, 200);
+  const scripts = [...html.text.matchAll(/(?:src|href)="(\/graphql\/assets\/[^"]+)"/g)].map((m) =>
+    m[1]!
+  );
+  assert.equal(scripts.length, 4, html.text);
+  for (const src of scripts) {
+    const res = await fetch(srv.url + src, { headers: { "Accept-Encoding": "gzip" } });
+    await res.arrayBuffer();
+    assert.equal(res.status, 200, src);
+    assert.match(res.headers.get("cache-control") ?? "", /immutable/);
+  }
+  const missing = await call(srv.url, "GET", "/graphql/assets/0000/graphiql.js");
+  assert.equal(missing.status, 404);
+  assert.equal(missing.body.error.code, "not_found");
+});
+
+Deno.test("the API reference at /docs renders /openapi.json offline", async () => {
+  const { context, page, outside, errors } = await closedNetworkPage();
+  try {
+    const res = await page.goto(`${srv.url}/docs`);
+    assert.equal(res?.status(), 200);
+    assert.match(res!.headers()["content-security-policy"] ?? "", /default-src 'self'/);
+    // Redoc's menu lists the operations; one of them, opened, shows its path.
+    await page.getByText("Read the event feed", { exact: false }).first().waitFor({
+      timeout: 20_000,
+    });
+    const text = await page.locator("#reference").innerText();
+    assert.match(text, /generate_link/);
+    assert.match(text, /event_stream/);
+    // The first screen only: the whole reference is some 17,000 pixels tall.
+    await Deno.mkdir(SCREENSHOT_DIR, { recursive: true });
+    await page.screenshot({ path: `${SCREENSHOT_DIR}/api-reference-offline.png` });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: `${SCREENSHOT_DIR}/api-reference-phone.png` });
+
+    assert.deepEqual(outside, [], "the reference tried to reach the network");
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+Deno.test("/docs is never taken for a link", async () => {
+  const res = await call(srv.url, "GET", "/docs/anything");
+  assert.equal(res.status, 404);
+  assert.equal(res.body.error.code, "not_found");
+});
