@@ -17,6 +17,12 @@ export interface Config {
   logLevel: "debug" | "info" | "warn" | "error";
   /** GraphQL introspection (frontend teams generate types from it); off only by choice. */
   graphqlIntrospection: boolean;
+  /**
+   * Behind one reverse proxy: the dashboard then takes the scheme from X-Forwarded-Proto (for
+   * its cookie's Secure flag) and the client address from X-Forwarded-For's last entry (for its
+   * sign-in limit). Off, both come from the connection itself.
+   */
+  trustProxy: boolean;
 }
 
 export class ConfigError extends Error {
@@ -67,6 +73,10 @@ const envSchema = z.object({
     blankToUndefined,
     z.enum(["true", "false"], { error: "must be true or false" }).default("true"),
   ),
+  TRUST_PROXY: z.preprocess(
+    blankToUndefined,
+    z.enum(["true", "false"], { error: "must be true or false" }).default("false"),
+  ),
   LOG_LEVEL: z.preprocess(
     blankToUndefined,
     z.enum(["debug", "info", "warn", "error"]).default("info"),
@@ -104,6 +114,7 @@ export function resolveConfig(
     feedRateLimit: e.FEED_RATE_LIMIT,
     logLevel: e.LOG_LEVEL,
     graphqlIntrospection: e.GRAPHQL_INTROSPECTION === "true",
+    trustProxy: e.TRUST_PROXY === "true",
   };
 }
 
