@@ -24,6 +24,7 @@ export function Layout(props: {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="color-scheme" content="light dark" />
         <title>{`${props.title} · Dashboard`}</title>
+        <link rel="icon" href={assetUrl("icon.svg")} type="image/svg+xml" />
         <link rel="stylesheet" href={assetUrl("app.css")} />
         <script src={assetUrl("app.js")} defer></script>
       </head>
