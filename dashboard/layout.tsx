@@ -70,18 +70,17 @@ export function envBase(projectId: number): string {
   return `${BASE}/environments/${projectId}`;
 }
 
-export type EnvTab = "links" | "metrics" | "tokens" | "destinations" | "export";
+export type EnvTab = "links" | "metrics" | "tokens" | "export";
 
 /**
  * The tabs of one environment. The Destinations page (delivery status, pause, test, rotate) and
  * the Live events page (the live tail) plug in here when their services land: add their tab to
- * TABS and their routes to dashboard/routes.tsx.
+ * TABS and EnvTab, and their routes to dashboard/routes.tsx beside the others of an environment.
  */
 const TABS: { tab: EnvTab; label: string; path: string }[] = [
   { tab: "links", label: "Links", path: "links" },
   { tab: "metrics", label: "Metrics", path: "metrics" },
   { tab: "tokens", label: "Feed tokens", path: "tokens" },
-  { tab: "destinations", label: "Destinations", path: "destinations" },
   { tab: "export", label: "Export", path: "export" },
 ];
 
