@@ -42,7 +42,7 @@ export function ExportPage(props: {
           <fieldset>
             <legend>Event types</legend>
             <p class="hint">None ticked exports every type.</p>
-            <div class="grid">
+            <div class="types">
               {FEED_EVENT_TYPES.map((t) => (
                 <div class="check">
                   <input
