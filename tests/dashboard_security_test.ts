@@ -8,6 +8,7 @@ import {
   adminHeaders,
   call,
   createProject,
+  serveApp,
   startTestServer,
 } from "./helpers/server.ts";
 import { hashSecret } from "../services/secrets.ts";
@@ -238,4 +239,92 @@ Deno.test("dashboard: wrong tokens are rate limited per client address, in Postg
     select count(*)::int as n from dashboard_signin_failures where address = ${attacker}
   `;
   assert.equal(row!.n, 10);
+});
+
+Deno.test("dashboard: a session made on one instance works on another, and ends on both", async () => {
+  const other = serveApp(srv.db, { clock });
+  try {
+    const client = await signInOverHttp(srv.url);
+    assert.equal((await getPage(other.url, "/dashboard", client)).status, 200);
+    const made = await postForm(other.url, "/dashboard/projects", client, {
+      name: "From B",
+      _csrf: client.csrf,
+    }, { Origin: other.url });
+    assert.equal(made.status, 200);
+    const out = await postForm(other.url, "/dashboard/sign-out", client, {
+      _csrf: client.csrf,
+    }, { Origin: other.url });
+    assert.equal(out.status, 303);
+    assert.equal((await getPage(srv.url, "/dashboard", client)).status, 303);
+  } finally {
+    await other.close();
+  }
+});
+
+Deno.test("dashboard: malformed requests get a 4xx page, never a 500, and change nothing", async () => {
+  const client = await signInOverHttp(srv.url);
+  const env = `/dashboard/environments/${project.productionId}`;
+  const before = await projectCount();
+  const gets = [
+    "/dashboard?q=" + "x".repeat(300),
+    `${env}/links?page=0`,
+    `${env}/links?page=abc`,
+    `${env}/metrics?days=1000`,
+    "/dashboard/environments/abc/links",
+    "/dashboard/environments/99999999999/tokens",
+    `${env}/links/%00/qr.svg`,
+    `${env}/links/${"a".repeat(300)}`,
+    `${env}/tokens/abc/revoke`,
+    "/dashboard/projects/%E0%A4%A",
+    "/dashboard/assets/nothing.css",
+    `${env}/export.ndjson?from=2026-04-02&to=2026-04-01`,
+    `${env}/export.ndjson?from=2026-04-01&to=2026-04-02&types=nope`,
+    `${env}/export.ndjson`,
+  ];
+  for (const path of gets) {
+    const res = await getPage(srv.url, path, client);
+    assert.ok(res.status >= 400 && res.status < 500, `${path}: ${res.status}`);
+    assertSecurityHeaders(res.headers, path);
+  }
+  // LIKE's wildcards and escape character are searched for literally.
+  const wild = await getPage(srv.url, `${env}/links?q=%25%5C_`, client);
+  assert.equal(wild.status, 200);
+  assert.match(wild.text, /No link matches/);
+  const posts: [string, Record<string, string>][] = [
+    ["/dashboard/projects", { name: "\u0000" }],
+    ["/dashboard/projects", { name: "   " }],
+    ["/dashboard/projects", { name: "x".repeat(201) }],
+    [`/dashboard/projects/${project.hashid}`, { name: "" }],
+    ["/dashboard/projects/nope", { name: "x" }],
+    ["/dashboard/projects/nope/regenerate-key", {}],
+    [`${env}/tokens`, { name: "" }],
+    [`${env}/tokens/999999/revoke`, {}],
+    [`${env}/tokens/abc/revoke`, {}],
+    [`${env}/links`, { data: '{"a": "\\u0000"}' }],
+    [`${env}/links`, { data: "[1]" }],
+    [`${env}/links`, { image: "javascript:alert(1)" }],
+    [`${env}/links`, { ios_url: "ftp://x" }],
+    [`${env}/links`, { title: "x".repeat(1001) }],
+    [`${env}/links/${xssPath}/active`, { active: "maybe" }],
+    [`${env}/links/nope/active`, { active: "false" }],
+    ["/dashboard/environments/abc/links", {}],
+  ];
+  for (const [path, fields] of posts) {
+    const res = await postForm(srv.url, path, client, { ...fields, _csrf: client.csrf });
+    assert.ok(res.status >= 400 && res.status < 500, `POST ${path}: ${res.status} ${res.text}`);
+    assertSecurityHeaders(res.headers, `POST ${path}`);
+  }
+  assert.equal(await projectCount(), before);
+  const [links] = await srv.sql<{ n: number }[]>`
+    select count(*)::int as n from links where not sdk_generated
+  `;
+  assert.equal(links!.n, 1);
+  // The form shows each error beside its field.
+  const bad = await postForm(srv.url, `${env}/links`, client, {
+    _csrf: client.csrf,
+    title: "Kept",
+    image: "javascript:alert(1)",
+  });
+  assert.match(bad.text, /id="f-image-error"[^>]*>must be an http\(s\) URL/);
+  assert.match(bad.text, /value="Kept"/);
 });
