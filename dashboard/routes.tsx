@@ -63,6 +63,12 @@ function page(c: Context, node: Node, status: 200 | 400 | 401 | 403 | 404 | 500 
   return c.html(html`<!doctype html>${node}`, status);
 }
 
+/** A service's message as a sentence: capitalised, with one full stop. */
+function sentence(message: string): string {
+  const text = message.charAt(0).toUpperCase() + message.slice(1);
+  return /[.!?]$/.test(text) ? text : `${text}.`;
+}
+
 export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
   const { sql, clock, config } = deps;
   const app = new Hono<DashboardEnv>();
@@ -471,12 +477,12 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
         (err.status === 402 ? 403 : err.status >= 500 ? 500 : 400);
       message = err.code === "enterprise_required"
         ? "This needs Enterprise access on the project: turn it on in the project's settings."
-        : err.message.charAt(0).toUpperCase() + err.message.slice(1) + ".";
+        : sentence(err.message);
       if (err.retryAfter !== undefined) c.header("Retry-After", String(err.retryAfter));
     } else if (err instanceof z.ZodError) {
       status = 400;
       const issue = err.issues[0]!;
-      message = `${fieldPath(issue.path)}: ${issue.message}.`;
+      message = sentence(`${fieldPath(issue.path)}: ${issue.message}`);
     } else if (isDataException(err)) {
       status = 400;
       message = "A value in the request cannot be stored.";

@@ -60,9 +60,11 @@ Deno.test({
       const pageErrors: string[] = [];
       page.on("pageerror", (e) => pageErrors.push(e.message));
       page.on("console", (m) => {
-        // Pages answered 4xx on purpose (a wrong token, a form error) log a load failure.
+        // Pages answered 4xx on purpose (a wrong token, a form error, a missing page) log a load
+        // failure.
         if (
-          m.type() === "error" && !/^Failed to load resource: .* status of 4(00|01)/.test(m.text())
+          m.type() === "error" &&
+          !/^Failed to load resource: .* status of 4(00|01|04)/.test(m.text())
         ) {
           pageErrors.push(m.text());
         }
@@ -306,6 +308,17 @@ Deno.test({
       assert.match(await page.textContent(".notice") ?? "", /Settings saved/);
       await page.goto(`${env}/tokens`);
       assert.match(await page.textContent("#new-token-h + p") ?? "", /need Enterprise access/);
+
+      // The test environment has its own (empty) pages; an unknown page is an HTML 404.
+      await page.goto(
+        `${srv.url}/dashboard/environments/${project.environments.test.project_id}/metrics`,
+      );
+      assert.equal(await page.textContent(".badge.env-test"), "Test");
+      assert.match(await page.textContent(".empty") ?? "", /No events in this period/);
+      await checkPage(page, "17-metrics-test-env-empty");
+      const missing = await page.goto(`${srv.url}/dashboard/environments/${envId}/links/nope`);
+      assert.equal(missing?.status(), 404);
+      await checkPage(page, "18-not-found");
 
       // Sign out: the dashboard asks to sign in again.
       await page.click("button:has-text('Sign out')");
