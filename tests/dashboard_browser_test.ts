@@ -301,6 +301,20 @@ Deno.test({
       assert.match(await page.textContent(".notice.error") ?? "", /at most 31 days/);
       await checkPage(page, "16-export-error");
 
+      // Replacing the key asks first; the new key is shown once and the old one stops at once.
+      await page.goto(`${srv.url}/dashboard/projects/${hashid}`);
+      await page.click("text=Replace the key…");
+      await checkPage(page, "19-regenerate-key-confirm");
+      await page.click("button:has-text('Replace the key')");
+      const newKey = await page.inputValue("#project-key");
+      assert.notEqual(newKey, projectKey);
+      const withKey = (key: string) =>
+        call(srv.url, "GET", "/api/v1/sdk/metrics_for_project", {
+          headers: { "PROJECT-KEY": key, ENVIRONMENT: "production" },
+        }).then((r) => r.status);
+      assert.equal(await withKey(projectKey), 401);
+      assert.equal(await withKey(newKey), 200);
+
       // Settings: Enterprise off, and feed tokens say what to do.
       await page.goto(`${srv.url}/dashboard/projects/${hashid}`);
       await page.uncheck("#f-enterprise");
