@@ -70,17 +70,19 @@ export function envBase(projectId: number): string {
   return `${BASE}/environments/${projectId}`;
 }
 
-export type EnvTab = "links" | "metrics" | "tokens" | "export";
+export type EnvTab = "links" | "metrics" | "tokens" | "destinations" | "export";
 
 /**
- * The tabs of one environment. The Destinations page (delivery status, pause, test, rotate) and
- * the Live events page (the live tail) plug in here when their services land: add their tab to
- * TABS and EnvTab, and their routes to dashboard/routes.tsx beside the others of an environment.
+ * The tabs of one environment. The Live events page (the live tail) plugs in here when its
+ * service lands: add its tab to TABS and EnvTab, and its routes to dashboard/routes.tsx beside
+ * the others of an environment. Destinations' delivery state, pause, test and rotation join
+ * pages/destinations.tsx the same way.
  */
 const TABS: { tab: EnvTab; label: string; path: string }[] = [
   { tab: "links", label: "Links", path: "links" },
   { tab: "metrics", label: "Metrics", path: "metrics" },
   { tab: "tokens", label: "Feed tokens", path: "tokens" },
+  { tab: "destinations", label: "Destinations", path: "destinations" },
   { tab: "export", label: "Export", path: "export" },
 ];
 

@@ -153,6 +153,25 @@ Deno.test({
       assert.match(await page.textContent(".notice") ?? "", /revoked/);
       assert.equal((await feed()).status, 401);
 
+      // Destinations: add one, see it listed, remove it after a confirmation.
+      await page.click("nav.tabs >> text=Destinations");
+      assert.match(await page.textContent(".empty") ?? "", /No destinations yet/);
+      await checkPage(page, "09-destinations-empty");
+      await page.fill("#f-url", "ftp://nope.example");
+      await page.click("button:has-text('Add destination')");
+      assert.match(await page.textContent("#f-url-error") ?? "", /http\(s\) URL/);
+      await page.fill("#f-url", "https://hooks.example.com/events");
+      await page.click("button:has-text('Add destination')");
+      assert.match(await page.textContent(".notice") ?? "", /Destination added/);
+      assert.deepEqual(await page.locator(".list .title").allTextContents(), [
+        "https://hooks.example.com/events",
+      ]);
+      await checkPage(page, "09-destinations");
+      await page.click("text=Remove…");
+      await page.click("button:has-text('Remove the destination')");
+      assert.match(await page.textContent(".notice") ?? "", /removed/);
+      assert.equal(await page.locator(".list li").count(), 0);
+
       // Links: the empty state, then one made with the form's fields.
       await page.goto(`${env}/links`);
       assert.match(await page.textContent(".empty") ?? "", /No links yet/);

@@ -31,3 +31,9 @@ document.addEventListener("submit", (event) => {
   const question = form.getAttribute("data-confirm");
   if (question && !globalThis.confirm(question)) event.preventDefault();
 });
+
+// On a narrow screen the tab bar scrolls sideways: bring the current tab into view.
+document.addEventListener("DOMContentLoaded", () => {
+  document.querySelector('.tabs [aria-current="page"]')
+    ?.scrollIntoView({ block: "nearest", inline: "nearest" });
+});
