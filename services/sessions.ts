@@ -33,10 +33,15 @@ export async function signIn(
       return { wrong: true };
     }
     const token = randomToken(32);
-    // Expired sessions go when someone signs in: a handful of rows, never a backlog.
+    // Expired sessions go when someone signs in, a bounded batch at a time: each sign-in adds
+    // one session and removes up to a hundred dead ones, so no background job is needed.
     await tx`
       delete from dashboard_sessions
-      where last_seen_at <= ${new Date(now.getTime() - SESSION_IDLE_MS)}
+      where token_hash = any(array(
+        select token_hash from dashboard_sessions
+        where last_seen_at <= ${new Date(now.getTime() - SESSION_IDLE_MS)}
+        limit 100
+      ))
     `;
     await tx`
       insert into dashboard_sessions (token_hash, created_at, last_seen_at)

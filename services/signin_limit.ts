@@ -28,12 +28,21 @@ export async function signInRetryAfter(tx: Db, address: string, now: Date): Prom
   return Math.max(1, Math.ceil((oldest + SIGNIN_WINDOW_MS - now.getTime()) / 1000));
 }
 
+/**
+ * Counts a failure, and drops up to PRUNE_BATCH failures of any address that have left the
+ * window: each failure adds one row and removes many, so the table stays small with no job.
+ */
 export async function recordSignInFailure(tx: Db, address: string, now: Date): Promise<void> {
+  const since = new Date(now.getTime() - SIGNIN_WINDOW_MS);
   await tx`
     with expired as (
       delete from dashboard_signin_failures
-      where address = ${address} and at <= ${new Date(now.getTime() - SIGNIN_WINDOW_MS)}
+      where ctid = any(array(
+        select ctid from dashboard_signin_failures where at <= ${since} limit ${PRUNE_BATCH}
+      ))
     )
     insert into dashboard_signin_failures (address, at) values (${address}, ${now})
   `;
 }
+
+const PRUNE_BATCH = 100;

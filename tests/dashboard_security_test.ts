@@ -332,3 +332,32 @@ Deno.test("dashboard: malformed requests get a 4xx page, never a 500, and change
   assert.match(bad.text, /id="f-image-error"[^>]*>must be an http\(s\) URL/);
   assert.match(bad.text, /value="Kept"/);
 });
+
+Deno.test("dashboard: sign-ins prune expired sessions and failures, whoever made them", async () => {
+  const now = clock.now();
+  const old = new Date(now.getTime() - 13 * 3600_000);
+  await srv.sql`
+    insert into dashboard_sessions (token_hash, created_at, last_seen_at)
+    select 'dead' || g, ${old}, ${old} from generate_series(1, 5) g
+  `;
+  await srv.sql`
+    insert into dashboard_signin_failures (address, at)
+    select '192.0.2.' || g, ${old} from generate_series(1, 5) g
+  `;
+  const wrong = await fetch(`${srv.url}/dashboard/sign-in`, {
+    method: "POST",
+    body: new URLSearchParams({ token: "wrong-token-for-pruning" }),
+    headers: { "X-Forwarded-For": "192.0.2.200" },
+  });
+  await wrong.body?.cancel();
+  assert.equal(wrong.status, 401);
+  const [failures] = await srv.sql<{ n: number }[]>`
+    select count(*)::int as n from dashboard_signin_failures where address like '192.0.2.%'
+  `;
+  assert.equal(failures!.n, 1, "only the new failure is left");
+  await signInOverHttp(srv.url);
+  const [dead] = await srv.sql<{ n: number }[]>`
+    select count(*)::int as n from dashboard_sessions where token_hash like 'dead%'
+  `;
+  assert.equal(dead!.n, 0);
+});
