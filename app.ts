@@ -1,8 +1,10 @@
 import { Hono } from "hono";
 import { requestId } from "hono/request-id";
 import { createGraphQLHandler } from "./resolvers/yoga.ts";
+import { dashboardRoutes } from "./dashboard/routes.tsx";
 import { adminRoutes } from "./rest/admin.ts";
 import { destinationRoutes } from "./rest/destinations.ts";
+import { adminDashboardRoutes } from "./rest/admin_dashboard.ts";
 import type { AppEnv } from "./rest/deps.ts";
 import { errorResponse, toErrorResponse } from "./rest/errors.ts";
 import { accessLog, limitBody } from "./rest/middleware.ts";
@@ -40,7 +42,10 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/api/v1", feedRoutes(deps));
   app.route("/api/v1", adminRoutes(deps));
   app.route("/api/v1", destinationRoutes(deps));
+  app.route("/api/v1", adminDashboardRoutes(deps));
   app.route("/api/v1", exportRoutes(deps));
+  // The web interface for people (HTML, its own session and error pages).
+  app.route("/dashboard", dashboardRoutes(deps));
   // Last: the link host answers GET/HEAD /<path> for whatever the routes above did not take.
   app.route("/", linkHostRoutes(deps));
 

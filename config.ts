@@ -19,6 +19,12 @@ export interface Config {
   graphqlIntrospection: boolean;
   /** Push destinations may be loopback, private or link-local addresses (tests, closed networks). */
   destinationsAllowPrivate: boolean;
+  /**
+   * Behind one reverse proxy: the dashboard then takes the scheme from X-Forwarded-Proto (for
+   * its cookie's Secure flag) and the client address from X-Forwarded-For's last entry (for its
+   * sign-in limit). Off, both come from the connection itself.
+   */
+  trustProxy: boolean;
 }
 
 export class ConfigError extends Error {
@@ -73,6 +79,10 @@ const envSchema = z.object({
     blankToUndefined,
     z.enum(["true", "false"], { error: "must be true or false" }).default("false"),
   ),
+  TRUST_PROXY: z.preprocess(
+    blankToUndefined,
+    z.enum(["true", "false"], { error: "must be true or false" }).default("false"),
+  ),
   LOG_LEVEL: z.preprocess(
     blankToUndefined,
     z.enum(["debug", "info", "warn", "error"]).default("info"),
@@ -111,6 +121,7 @@ export function resolveConfig(
     logLevel: e.LOG_LEVEL,
     graphqlIntrospection: e.GRAPHQL_INTROSPECTION === "true",
     destinationsAllowPrivate: e.DESTINATIONS_ALLOW_PRIVATE === "true",
+    trustProxy: e.TRUST_PROXY === "true",
   };
 }
 

@@ -49,3 +49,5 @@ export const generateLinkBody = z.object({
   data: optional(stringifiedJson(linkData, "a JSON object", MAX_DATA_BYTES)),
   tags: optional(stringifiedJson(linkTags, "a JSON array of strings", 32 * 1024)),
 });
+
+export type NewLinkInput = z.output<typeof newLinkInput>;

@@ -343,6 +343,19 @@ export const OPENAPI_DOCUMENT = {
       },
     },
     "/api/v1/admin/projects": {
+      get: {
+        summary: "List projects, newest first; q keeps those whose name contains it",
+        security: adminSecurity,
+        parameters: [{ name: "q", in: "query", schema: { type: "string", maxLength: 200 } }],
+        responses: {
+          200: ok("The projects", {
+            type: "object",
+            properties: { projects: { type: "array", items: ref("Project") } },
+          }),
+          400: error("Invalid q"),
+          401: error("Admin token missing or wrong"),
+        },
+      },
       post: {
         summary: "Create a project (its key is shown once)",
         security: adminSecurity,
@@ -586,6 +599,127 @@ export const OPENAPI_DOCUMENT = {
           400: error("Invalid body"),
           401: error("Admin token missing or wrong"),
           404: error("No such link"),
+        },
+      },
+    },
+    "/api/v1/projects/{project_id}/links": {
+      get: {
+        summary: "Links made in the dashboard (never generate_link's), newest first, 20 a page",
+        security: adminSecurity,
+        parameters: [
+          projectId,
+          {
+            name: "q",
+            in: "query",
+            description: "substring of the title, the path or a tag (case-insensitive)",
+            schema: { type: "string", maxLength: 200 },
+          },
+          { name: "page", in: "query", schema: { type: "integer", minimum: 1, maximum: 100000 } },
+        ],
+        responses: {
+          200: ok("One page of links with their counters", {
+            type: "object",
+            properties: {
+              links: {
+                type: "array",
+                items: {
+                  allOf: [ref("Link"), {
+                    type: "object",
+                    properties: {
+                      counters: {
+                        type: "object",
+                        properties: Object.fromEntries(
+                          [
+                            "views",
+                            "opens",
+                            "installs",
+                            "reinstalls",
+                            "reactivations",
+                            "app_opens",
+                            "user_referred",
+                            "revenue",
+                          ].map((n) => [`total_${n}`, { type: "integer" }]),
+                        ),
+                      },
+                    },
+                  }],
+                },
+              },
+              page: { type: "integer" },
+              per_page: { type: "integer" },
+              total: { type: "integer" },
+            },
+          }),
+          400: error("Invalid q or page"),
+          401: error("Admin token missing or wrong"),
+          404: error("No such project_id"),
+        },
+      },
+      post: {
+        summary: "Make a link as the dashboard does (generated_from_platform Dashboard)",
+        description: "The fields of generate_link, with data as a JSON object and tags as an " +
+          "array of strings (not strings holding JSON).",
+        security: adminSecurity,
+        parameters: [projectId],
+        requestBody: body({
+          type: "object",
+          properties: {
+            title: { type: "string" },
+            subtitle: { type: "string" },
+            image: { type: "string" },
+            data: { type: "object" },
+            tags: { type: "array", items: { type: "string" } },
+            ios_custom_redirect: ref("Redirect"),
+            android_custom_redirect: ref("Redirect"),
+            desktop_custom_redirect: ref("Redirect"),
+            show_preview_ios: { type: "boolean" },
+            show_preview_android: { type: "boolean" },
+            tracking_campaign: { type: "string" },
+            tracking_source: { type: "string" },
+            tracking_medium: { type: "string" },
+          },
+        }),
+        responses: {
+          201: ok("The link", { type: "object", properties: { link: ref("Link") } }),
+          400: error("Invalid body"),
+          401: error("Admin token missing or wrong"),
+          404: error("No such project_id"),
+        },
+      },
+    },
+    "/api/v1/projects/{project_id}/events_per_day": {
+      get: {
+        summary: "Recorded events per UTC day and type, from the analytics history",
+        security: adminSecurity,
+        parameters: [
+          projectId,
+          {
+            name: "days",
+            in: "query",
+            description: "how many days up to today (default 30)",
+            schema: { type: "integer", minimum: 1, maximum: 90 },
+          },
+        ],
+        responses: {
+          200: ok("One entry a day, oldest first, every type counted (zeros included)", {
+            type: "object",
+            properties: {
+              days: {
+                type: "array",
+                items: {
+                  type: "object",
+                  properties: {
+                    date: { type: "string", format: "date" },
+                    counts: { type: "object", additionalProperties: { type: "integer" } },
+                    total: { type: "integer" },
+                  },
+                },
+              },
+            },
+          }),
+          400: error("Invalid days"),
+          401: error("Admin token missing or wrong"),
+          404: error("No such project_id"),
         },
       },
     },

@@ -149,11 +149,15 @@ export function randomLinkPath(): string {
 
 const MAX_PATH_ATTEMPTS = 5;
 
+/** Where a link was made: `generate_link` (the default) or the dashboard. */
+export type LinkOrigin = "sdk" | "dashboard";
+
 /** Inserts a link with a fresh random path (a collision is retried, never returned). */
 export async function createLink(
   sql: Sql,
   environmentId: number,
   input: NewLink,
+  origin: LinkOrigin = "sdk",
 ): Promise<LinkRow> {
   for (let attempt = 1;; attempt++) {
     try {
@@ -163,7 +167,8 @@ export async function createLink(
             environment_id, path, title, subtitle, image, data, tags,
             ios_custom_redirect, android_custom_redirect, desktop_custom_redirect,
             show_preview_ios, show_preview_android,
-            tracking_campaign, tracking_source, tracking_medium
+            tracking_campaign, tracking_source, tracking_medium,
+            sdk_generated, generated_from_platform
           ) values (
             ${environmentId}, ${randomLinkPath()}, ${input.title ?? ""}, ${input.subtitle ?? ""},
             ${input.image ?? null}, ${tx.json((input.data ?? {}) as never)},
@@ -173,7 +178,8 @@ export async function createLink(
             ${tx.json((input.desktop_custom_redirect ?? {}) as never)},
             ${input.show_preview_ios ?? false}, ${input.show_preview_android ?? false},
             ${input.tracking_campaign ?? null}, ${input.tracking_source ?? null},
-            ${input.tracking_medium ?? null}
+            ${input.tracking_medium ?? null},
+            ${origin === "sdk"}, ${origin === "sdk" ? "API" : "Dashboard"}
           )
           returning *)
           select l.*, p.link_domain

@@ -237,3 +237,23 @@ export function parseEnvironmentId(raw: string): number | null {
   const n = Number(raw);
   return n <= 2_147_483_647 ? n : null;
 }
+
+/** Projects whose name or hashid contains `search` (every project without one), newest first. */
+export async function listProjects(
+  db: Db,
+  options: { search?: string | undefined; limit?: number } = {},
+): Promise<Project[]> {
+  const search = options.search?.trim() ?? "";
+  // The search is a substring, not a pattern: LIKE's own wildcards are escaped.
+  const pattern = "%" + search.replace(/[\\%_]/g, (c) => "\\" + c) + "%";
+  const rows = await db<ProjectRow[]>`
+    select p.id, p.hashid, p.name, p.enterprise, p.created_at,
+      (select id from environments where project_id = p.id and kind = 'production') as production_id,
+      (select id from environments where project_id = p.id and kind = 'test') as test_id
+    from projects p
+    where ${search === ""} or p.name ilike ${pattern} or p.hashid = ${search}
+    order by p.id desc
+    limit ${options.limit ?? 200}
+  `;
+  return rows.map(toProject);
+}

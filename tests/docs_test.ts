@@ -8,7 +8,7 @@ import { silentLogger } from "./helpers/clock.ts";
 import { startTestServer } from "./helpers/server.ts";
 
 /** Pages that other features' branches add to docs/ (linked from the index already). */
-const COMING = new Set(["docs/dashboard.md"]);
+const COMING = new Set<string>();
 
 const docs = ["README.md", ...[...Deno.readDirSync("docs")].map((e) => `docs/${e.name}`)]
   .filter((p) => p.endsWith(".md"));
@@ -115,6 +115,8 @@ Deno.test("every REST route the app serves is described in docs/", async () => {
       app.routes
         .filter((r) => r.method !== "ALL" && r.method !== "HEAD" && !r.path.endsWith("*"))
         .filter((r) => r.path !== "/:path")
+        // The dashboard's HTML pages are for people (docs/dashboard.md), not a REST API.
+        .filter((r) => !r.path.startsWith("/dashboard"))
         .map((r) => `${r.method} ${r.path}`),
     );
     const undocumented = [...routes].filter((route) => {

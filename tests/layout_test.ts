@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 const TRANSPORTS: Record<string, string[]> = {
   rest: ["rest"],
   graphql: ["schema", "resolvers"],
+  dashboard: ["dashboard"],
 };
 // pages/ renders the static browser pages (GraphiQL, the API reference) that transports serve.
 const BELOW_TRANSPORTS = ["services", "inputs", "pages", "db"];

@@ -1,0 +1,99 @@
+// The dashboard's link form: its fields as typed (to show them again beside the errors) and the
+// typed input they make, validated by the same schema as every other way to make a link.
+import { fieldPath } from "../services/errors.ts";
+import { type NewLinkInput, newLinkInput } from "../inputs/links.ts";
+
+type FormBody = Record<string, string | File | (string | File)[]>;
+
+const TEXT_FIELDS = [
+  "title",
+  "subtitle",
+  "image",
+  "ios_url",
+  "android_url",
+  "desktop_url",
+  "data",
+  "tags",
+  "tracking_campaign",
+  "tracking_source",
+  "tracking_medium",
+] as const;
+const CHECKBOXES = [
+  "show_preview_ios",
+  "show_preview_android",
+  "ios_open_app",
+  "android_open_app",
+] as const;
+
+export type LinkFormValues =
+  & Record<(typeof TEXT_FIELDS)[number], string>
+  & Record<(typeof CHECKBOXES)[number], boolean>;
+
+export function emptyLinkForm(): LinkFormValues {
+  return {
+    ...Object.fromEntries(TEXT_FIELDS.map((f) => [f, ""])),
+    ...Object.fromEntries(CHECKBOXES.map((f) => [f, false])),
+  } as LinkFormValues;
+}
+
+/** A form field as one string: absent, a file, or repeated reads as its first text value. */
+export function formText(form: FormBody, name: string): string {
+  const v = form[name];
+  const first = Array.isArray(v) ? v[0] : v;
+  return typeof first === "string" ? first : "";
+}
+
+// Schema paths back to the form's field names, so each error shows beside its field.
+const FIELD_OF_PATH: Record<string, string> = {
+  "ios_custom_redirect.url": "ios_url",
+  "android_custom_redirect.url": "android_url",
+  "desktop_custom_redirect.url": "desktop_url",
+};
+
+export function parseLinkForm(
+  form: FormBody,
+): { values: LinkFormValues; input: NewLinkInput | null; errors: Record<string, string> } {
+  const values = emptyLinkForm();
+  for (const f of TEXT_FIELDS) values[f] = formText(form, f);
+  for (const f of CHECKBOXES) values[f] = formText(form, f) === "on";
+  const errors: Record<string, string> = {};
+
+  let data: unknown;
+  if (values.data.trim() !== "") {
+    try {
+      data = JSON.parse(values.data);
+    } catch {
+      errors.data = 'must be a JSON object, e.g. {"promo": "spring"}';
+    }
+  }
+  const blank = (s: string) => (s.trim() === "" ? undefined : s.trim());
+  const redirect = (url: string, openApp?: boolean) =>
+    blank(url) === undefined && !openApp
+      ? undefined
+      : { url: blank(url), open_app_if_installed: openApp || undefined };
+  const candidate = {
+    title: blank(values.title),
+    subtitle: blank(values.subtitle),
+    image: blank(values.image),
+    data,
+    tags: values.tags.split(",").map((t) => t.trim()).filter((t) => t !== ""),
+    ios_custom_redirect: redirect(values.ios_url, values.ios_open_app),
+    android_custom_redirect: redirect(values.android_url, values.android_open_app),
+    desktop_custom_redirect: redirect(values.desktop_url),
+    show_preview_ios: values.show_preview_ios,
+    show_preview_android: values.show_preview_android,
+    tracking_campaign: blank(values.tracking_campaign),
+    tracking_source: blank(values.tracking_source),
+    tracking_medium: blank(values.tracking_medium),
+  };
+  const parsed = newLinkInput.safeParse(candidate);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      const path = fieldPath(issue.path);
+      const field = FIELD_OF_PATH[path] ?? path.split(/[.[]/)[0]!;
+      errors[field] ??= issue.message;
+    }
+  }
+  if (Object.keys(errors).length > 0 || !parsed.success) return { values, input: null, errors };
+  return { values, input: parsed.data, errors };
+}

@@ -1,0 +1,241 @@
+// The frame every dashboard page shares, and the small pieces the pages are built from. Hono's
+// JSX escapes every value it renders; nothing here writes raw HTML.
+import type { Child } from "hono/jsx";
+import type { Environment } from "../services/projects.ts";
+import type { Session } from "../services/sessions.ts";
+import { assetUrl } from "./assets.ts";
+import { BASE, CSRF_FIELD } from "./security.ts";
+
+export interface Crumb {
+  label: string;
+  href?: string;
+}
+
+export function Layout(props: {
+  title: string;
+  session?: Session | undefined;
+  crumbs?: Crumb[];
+  children?: Child;
+}) {
+  return (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <meta name="color-scheme" content="light dark" />
+        <title>{`${props.title} · Dashboard`}</title>
+        <link rel="icon" href={assetUrl("icon.svg")} type="image/svg+xml" />
+        <link rel="stylesheet" href={assetUrl("app.css")} />
+        <script src={assetUrl("app.js")} defer></script>
+      </head>
+      <body>
+        <a class="skip" href="#main">Skip to content</a>
+        <header class="top">
+          <a class="brand" href={BASE}>
+            <span class="logo" aria-hidden="true">↗</span> Links &amp; events
+          </a>
+          {props.session && (
+            <nav class="top-nav" aria-label="Main">
+              <a href={BASE}>Projects</a>
+              <form method="post" action={`${BASE}/sign-out`}>
+                <Csrf session={props.session} />
+                <button type="submit" class="link-button">Sign out</button>
+              </form>
+            </nav>
+          )}
+        </header>
+        <main id="main" class="wrap">
+          {props.crumbs && props.crumbs.length > 0 && (
+            <nav class="crumbs" aria-label="Breadcrumb">
+              <ol>
+                {props.crumbs.map((c) => (
+                  <li>{c.href ? <a href={c.href}>{c.label}</a> : c.label}</li>
+                ))}
+              </ol>
+            </nav>
+          )}
+          {props.children}
+        </main>
+      </body>
+    </html>
+  );
+}
+
+/** The session's synchronizer token, in every form that changes something. */
+export function Csrf(props: { session: Session }) {
+  return <input type="hidden" name={CSRF_FIELD} value={props.session.csrfToken} />;
+}
+
+export function envBase(projectId: number): string {
+  return `${BASE}/environments/${projectId}`;
+}
+
+export type EnvTab = "links" | "metrics" | "tokens" | "destinations" | "export";
+
+/**
+ * The tabs of one environment. The Live events page (the live tail) plugs in here when its
+ * service lands: add its tab to TABS and EnvTab, and its routes to dashboard/routes.tsx beside
+ * the others of an environment. Destinations' delivery state, pause, test and rotation join
+ * pages/destinations.tsx the same way.
+ */
+const TABS: { tab: EnvTab; label: string; path: string }[] = [
+  { tab: "links", label: "Links", path: "links" },
+  { tab: "metrics", label: "Metrics", path: "metrics" },
+  { tab: "tokens", label: "Feed tokens", path: "tokens" },
+  { tab: "destinations", label: "Destinations", path: "destinations" },
+  { tab: "export", label: "Export", path: "export" },
+];
+
+export function EnvHeader(props: { env: Environment; projectName: string; active: EnvTab }) {
+  const base = envBase(props.env.id);
+  return (
+    <>
+      <div class="page-head">
+        <h1>
+          {props.projectName}
+          <span class={`badge env-${props.env.kind}`}>{envLabel(props.env.kind)}</span>
+        </h1>
+        <p class="muted">
+          Project ID <code>{props.env.id}</code> ·{" "}
+          {props.env.enterprise ? "Enterprise" : "No Enterprise access"}
+        </p>
+      </div>
+      <nav class="tabs" aria-label="Environment">
+        {TABS.map((t) => (
+          <a
+            href={`${base}/${t.path}`}
+            aria-current={t.tab === props.active ? "page" : undefined}
+          >
+            {t.label}
+          </a>
+        ))}
+      </nav>
+    </>
+  );
+}
+
+export function envLabel(kind: "production" | "test"): string {
+  return kind === "production" ? "Production" : "Test";
+}
+
+export function envCrumbs(env: Environment, projectName: string, page: string): Crumb[] {
+  return [
+    { label: "Projects", href: BASE },
+    { label: projectName, href: `${BASE}/projects/${env.hashid}` },
+    { label: `${envLabel(env.kind)}: ${page}` },
+  ];
+}
+
+export function Field(props: {
+  label: string;
+  name: string;
+  value?: string | undefined;
+  type?: string;
+  hint?: string;
+  error?: string | undefined;
+  required?: boolean;
+  placeholder?: string;
+  autocomplete?: string;
+  multiline?: boolean;
+}) {
+  const id = `f-${props.name}`;
+  const describedBy = [props.hint && `${id}-hint`, props.error && `${id}-error`]
+    .filter(Boolean).join(" ") || undefined;
+  return (
+    <div class={props.error ? "field has-error" : "field"}>
+      <label for={id}>{props.label}</label>
+      {props.hint && <p class="hint" id={`${id}-hint`}>{props.hint}</p>}
+      {props.multiline
+        ? (
+          <textarea
+            id={id}
+            name={props.name}
+            rows={4}
+            required={props.required}
+            placeholder={props.placeholder}
+            aria-describedby={describedBy}
+            aria-invalid={props.error ? "true" : undefined}
+          >
+            {props.value ?? ""}
+          </textarea>
+        )
+        : (
+          <input
+            id={id}
+            name={props.name}
+            type={props.type ?? "text"}
+            value={props.value}
+            required={props.required}
+            placeholder={props.placeholder}
+            autocomplete={props.autocomplete}
+            aria-describedby={describedBy}
+            aria-invalid={props.error ? "true" : undefined}
+          />
+        )}
+      {props.error && <p class="error-text" id={`${id}-error`}>{props.error}</p>}
+    </div>
+  );
+}
+
+export function Checkbox(props: { label: string; name: string; checked?: boolean; hint?: string }) {
+  const id = `f-${props.name}`;
+  return (
+    <div class="check">
+      <input type="checkbox" id={id} name={props.name} value="on" checked={props.checked} />
+      <label for={id}>{props.label}</label>
+      {props.hint && <p class="hint">{props.hint}</p>}
+    </div>
+  );
+}
+
+/** A secret shown this once, with a copy button (app.js) and the warning that goes with it. */
+export function SecretBox(props: { label: string; value: string; id: string }) {
+  return (
+    <section class="secret" aria-labelledby={`${props.id}-label`}>
+      <h2 id={`${props.id}-label`}>{props.label}</h2>
+      <p class="warn">
+        <strong>Copy it now: you will not see this again.</strong>{" "}
+        Only its hash is kept, so it cannot be shown later.
+      </p>
+      <div class="copy-row">
+        <input
+          id={props.id}
+          class="mono"
+          type="text"
+          readonly
+          value={props.value}
+          aria-label={props.label}
+        />
+        <button type="button" class="button" data-copy={props.id}>Copy</button>
+      </div>
+      <p class="copy-status" role="status" aria-live="polite" data-copy-status={props.id}></p>
+    </section>
+  );
+}
+
+export function Empty(props: { title: string; children?: Child }) {
+  return (
+    <div class="empty">
+      <p class="empty-title">{props.title}</p>
+      {props.children}
+    </div>
+  );
+}
+
+export function Notice(props: { kind?: "error" | "ok"; children?: Child }) {
+  return (
+    <p class={`notice ${props.kind ?? "ok"}`} role={props.kind === "error" ? "alert" : "status"}>
+      {props.children}
+    </p>
+  );
+}
+
+export function formatDate(iso: string | Date | null): string {
+  if (iso === null) return "never";
+  const d = typeof iso === "string" ? new Date(iso) : iso;
+  return d.toISOString().slice(0, 16).replace("T", " ") + " UTC";
+}
+
+export function formatNumber(n: number): string {
+  return n.toLocaleString("en-US");
+}

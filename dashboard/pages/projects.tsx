@@ -1,0 +1,228 @@
+import type { Project } from "../../services/projects.ts";
+import type { Session } from "../../services/sessions.ts";
+import {
+  Checkbox,
+  Csrf,
+  Empty,
+  envBase,
+  Field,
+  formatDate,
+  Layout,
+  Notice,
+  SecretBox,
+} from "../layout.tsx";
+import { BASE } from "../security.ts";
+
+export function ProjectsPage(props: {
+  session: Session;
+  projects: Project[];
+  search: string;
+  error?: string | undefined;
+  name?: string | undefined;
+}) {
+  return (
+    <Layout title="Projects" session={props.session}>
+      <div class="page-head">
+        <h1>Projects</h1>
+        <p class="muted">
+          Each project has a production and a test environment, each with its own links, metrics,
+          feed tokens and export.
+        </p>
+      </div>
+      <div class="grid">
+        <section class="card" aria-labelledby="list-h">
+          <h2 id="list-h">Your projects</h2>
+          <form method="get" action={BASE} class="search" role="search">
+            <label for="q" class="skip">Search projects</label>
+            <input
+              id="q"
+              type="search"
+              name="q"
+              value={props.search}
+              placeholder="Search by name"
+              aria-label="Search projects by name"
+            />
+            <button type="submit" class="button secondary">Search</button>
+          </form>
+          {props.projects.length === 0
+            ? (props.search
+              ? (
+                <Empty title="No project matches that search.">
+                  <p>
+                    <a href={BASE}>Show all projects</a>
+                  </p>
+                </Empty>
+              )
+              : (
+                <Empty title="No projects yet.">
+                  <p>
+                    Create your first project with the form on this page: you get its project key
+                    for the app SDKs, and links, metrics and feed tokens for each environment.
+                  </p>
+                </Empty>
+              ))
+            : (
+              <ul class="list">
+                {props.projects.map((p) => (
+                  <li>
+                    <div class="main">
+                      <a class="title" href={`${BASE}/projects/${p.id}`}>{p.name}</a>
+                      <p class="muted">
+                        <code>{p.id}</code> · created {formatDate(p.created_at)}
+                      </p>
+                    </div>
+                    <span class={p.enterprise ? "badge on" : "badge off"}>
+                      {p.enterprise ? "Enterprise" : "No Enterprise"}
+                    </span>
+                  </li>
+                ))}
+              </ul>
+            )}
+        </section>
+        <section class="card" aria-labelledby="create-h">
+          <h2 id="create-h">Create a project</h2>
+          <form method="post" action={`${BASE}/projects`}>
+            <Csrf session={props.session} />
+            <Field
+              label="Name"
+              name="name"
+              required
+              value={props.name}
+              error={props.error}
+              placeholder="Acme"
+            />
+            <Checkbox
+              label="Enterprise access"
+              name="enterprise"
+              checked
+              hint="Needed for feed tokens and the event feed."
+            />
+            <button type="submit" class="button">Create project</button>
+          </form>
+        </section>
+      </div>
+    </Layout>
+  );
+}
+
+export function ProjectPage(props: {
+  session: Session;
+  project: Project;
+  projectKey?: string;
+  notice?: string;
+  error?: string | undefined;
+}) {
+  const p = props.project;
+  return (
+    <Layout
+      title={p.name}
+      session={props.session}
+      crumbs={[{ label: "Projects", href: BASE }, { label: p.name }]}
+    >
+      <div class="page-head">
+        <h1>
+          {p.name}
+          <span class={p.enterprise ? "badge on" : "badge off"}>
+            {p.enterprise ? "Enterprise" : "No Enterprise"}
+          </span>
+        </h1>
+        <p class="muted">
+          Project <code>{p.id}</code> · created {formatDate(p.created_at)}
+        </p>
+      </div>
+      {props.notice && <Notice>{props.notice}</Notice>}
+      {props.projectKey && (
+        <SecretBox label="Project key" value={props.projectKey} id="project-key" />
+      )}
+      <div class="grid">
+        {(["production", "test"] as const).map((kind) => {
+          const id = p.environments[kind].project_id;
+          const base = envBase(id);
+          return (
+            <section class="card" aria-labelledby={`env-${kind}`}>
+              <h2 id={`env-${kind}`}>
+                {kind === "production" ? "Production" : "Test"}
+              </h2>
+              <p class="muted">
+                Project ID <code>{id}</code> · SDK header{" "}
+                <code>ENVIRONMENT: {kind === "production" ? "production" : "development"}</code>
+              </p>
+              <ul class="list">
+                <li>
+                  <a href={`${base}/links`}>Links</a>
+                </li>
+                <li>
+                  <a href={`${base}/metrics`}>Metrics</a>
+                </li>
+                <li>
+                  <a href={`${base}/tokens`}>Feed tokens</a>
+                </li>
+                <li>
+                  <a href={`${base}/export`}>Export</a>
+                </li>
+              </ul>
+            </section>
+          );
+        })}
+      </div>
+      <div class="grid">
+        <section class="card" aria-labelledby="settings-h">
+          <h2 id="settings-h">Settings</h2>
+          {/* The link domain and apps settings (issue 12) plug in here, as their own fieldset. */}
+          <form method="post" action={`${BASE}/projects/${p.id}`}>
+            <Csrf session={props.session} />
+            <Field label="Name" name="name" required value={p.name} error={props.error} />
+            <Checkbox
+              label="Enterprise access"
+              name="enterprise"
+              checked={p.enterprise}
+              hint="Without it, feed tokens cannot be created and existing ones read 402."
+            />
+            <button type="submit" class="button">Save</button>
+          </form>
+        </section>
+        <section class="card" aria-labelledby="key-h">
+          <h2 id="key-h">Project key</h2>
+          <p>
+            The app SDKs send it as{" "}
+            <code>PROJECT-KEY</code>. It is stored only as a hash; if it is lost or leaked, replace
+            it: the old key stops working at once.
+          </p>
+          <a class="button secondary" href={`${BASE}/projects/${p.id}/regenerate-key`}>
+            Replace the key…
+          </a>
+        </section>
+      </div>
+    </Layout>
+  );
+}
+
+export function RegenerateKeyPage(props: { session: Session; project: Project }) {
+  const p = props.project;
+  return (
+    <Layout
+      title="Replace the project key"
+      session={props.session}
+      crumbs={[
+        { label: "Projects", href: BASE },
+        { label: p.name, href: `${BASE}/projects/${p.id}` },
+        { label: "Replace the key" },
+      ]}
+    >
+      <div class="card">
+        <h1>Replace the project key of {p.name}?</h1>
+        <p>
+          Apps that still send the current key get 401 from the moment you confirm. The new key is
+          shown once.
+        </p>
+        <div class="actions">
+          <form method="post" action={`${BASE}/projects/${p.id}/regenerate-key`}>
+            <Csrf session={props.session} />
+            <button type="submit" class="button danger">Replace the key</button>
+          </form>
+          <a href={`${BASE}/projects/${p.id}`}>Cancel</a>
+        </div>
+      </div>
+    </Layout>
+  );
+}

@@ -1,0 +1,573 @@
+// GET/POST /dashboard/… – the instance admin's web interface: server-rendered pages over the
+// same services as the admin API (no SQL here), forms that work without JavaScript.
+import { type Context, Hono } from "hono";
+import { html } from "hono/html";
+import type { HtmlEscapedString } from "hono/utils/html";
+import { renderSVG } from "uqr";
+import { z } from "zod";
+import { chartQuery, listQuery } from "../inputs/dashboard.ts";
+import { httpUrl, text } from "../inputs/common.ts";
+import {
+  createDashboardLink,
+  getDashboardLink,
+  listDashboardLinks,
+  topDashboardLinks,
+} from "../services/dashboard_links.ts";
+import type { AppDeps } from "../services/deps.ts";
+import { ApiError, classifyError, ERROR_STATUS } from "../services/errors.ts";
+import {
+  createDestination,
+  deleteDestination,
+  listDestinations,
+} from "../services/destinations.ts";
+import { eventsPerDay } from "../services/events_per_day.ts";
+import { planExport, streamExport } from "../services/export.ts";
+import { createFeedToken, listFeedTokens, revokeFeedToken } from "../services/feed_tokens.ts";
+import { accessPath, setLinkActive } from "../services/links.ts";
+import { describeError } from "../services/log.ts";
+import {
+  createProject,
+  getEnvironmentOrThrow,
+  getProjectOrThrow,
+  listProjects,
+  regenerateProjectKey,
+  updateProject,
+} from "../services/projects.ts";
+import { signIn, signOut } from "../services/sessions.ts";
+import { getAsset } from "./assets.ts";
+import { emptyLinkForm, formText, parseLinkForm } from "./forms.ts";
+import { envBase } from "./layout.tsx";
+import { DestinationsPage, RemoveDestinationPage } from "./pages/destinations.tsx";
+import { ErrorPage } from "./pages/error.tsx";
+import { ExportPage } from "./pages/export.tsx";
+import { LinkPage, LinksPage, NewLinkPage } from "./pages/links.tsx";
+import { MetricsPage } from "./pages/metrics.tsx";
+import { ProjectPage, ProjectsPage, RegenerateKeyPage } from "./pages/projects.tsx";
+import { SignInPage } from "./pages/signin.tsx";
+import { RevokeTokenPage, TokensPage } from "./pages/tokens.tsx";
+import {
+  BASE,
+  clearSessionCookie,
+  clientAddress,
+  type DashboardEnv,
+  isCrossSite,
+  requireSameSiteForm,
+  requireSession,
+  securityHeaders,
+  SESSION_COOKIE,
+  setSessionCookie,
+} from "./security.ts";
+import { getCookie } from "hono/cookie";
+
+const projectName = text(200).trim().min(1, "must not be empty");
+const DAY_MS = 86_400_000;
+const dateInput = z.iso.date("must be a date (YYYY-MM-DD)");
+
+type Node = HtmlEscapedString | Promise<HtmlEscapedString>;
+
+function page(c: Context, node: Node, status: 200 | 400 | 401 | 403 | 404 | 500 | 503 = 200) {
+  return c.html(html`<!doctype html>${node}`, status);
+}
+
+/** A service's message as a sentence: capitalised, with one full stop. */
+function sentence(message: string): string {
+  const text = message.charAt(0).toUpperCase() + message.slice(1);
+  return /[.!?]$/.test(text) ? text : `${text}.`;
+}
+
+export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
+  const { sql, clock, config } = deps;
+  const app = new Hono<DashboardEnv>();
+  const session = requireSession(deps);
+
+  app.use("*", securityHeaders);
+
+  // GET /dashboard/assets/:name – the stylesheet and script (versioned URLs, cached a year)
+  app.get("/assets/:name", (c) => {
+    const asset = getAsset(c.req.param("name"));
+    if (!asset) return c.text("no such asset", 404);
+    return c.body(asset.body, 200, {
+      "Content-Type": asset.type,
+      "Cache-Control": "public, max-age=31536000, immutable",
+    });
+  });
+
+  // GET /dashboard/sign-in – the sign-in form (straight to the projects when signed in)
+  app.get("/sign-in", (c) => {
+    return page(c, <SignInPage expired={c.req.query("expired") === "1"} />);
+  });
+
+  // POST /dashboard/sign-in – admin token in, session cookie out; rate limited per address
+  app.post("/sign-in", async (c) => {
+    if (isCrossSite(c)) return c.text("This request came from another site and was refused.", 403);
+    const form = await c.req.parseBody();
+    try {
+      const s = await signIn(sql, clock, {
+        adminToken: formText(form, "token").trim(),
+        address: clientAddress(c, config),
+        adminTokenHash: deps.adminTokenHash,
+      });
+      setSessionCookie(c, s.token, config);
+      return c.redirect(BASE, 303);
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      if (err.retryAfter !== undefined) c.header("Retry-After", String(err.retryAfter));
+      const message = err.code === "rate_limited"
+        ? `Too many wrong tokens from your address. Try again in ${
+          Math.ceil((err.retryAfter ?? 60) / 60)
+        } minutes.`
+        : "That is not this instance's admin token.";
+      return page(c, <SignInPage error={message} />, err.code === "rate_limited" ? 503 : 401);
+    }
+  });
+
+  // Everything below needs a live session, and forms must come from the dashboard itself.
+  app.use("*", async (c, next) => {
+    const path = c.req.path.slice(BASE.length);
+    if (path.startsWith("/assets/") || path === "/sign-in") return await next();
+    return await session(c, next);
+  });
+  app.use("*", async (c, next) => {
+    if (c.req.path === `${BASE}/sign-in`) return await next();
+    return await requireSameSiteForm(c, next);
+  });
+
+  // POST /dashboard/sign-out – ends the session on every instance at once
+  app.post("/sign-out", async (c) => {
+    const token = getCookie(c, SESSION_COOKIE);
+    if (token) await signOut(sql, token);
+    clearSessionCookie(c, config);
+    return c.redirect(`${BASE}/sign-in`, 303);
+  });
+
+  // GET /dashboard – projects, searched by name
+  app.get("/", async (c) => {
+    const query = listQuery.parse(c.req.query());
+    const projects = await listProjects(sql, { search: query.q });
+    return page(
+      c,
+      <ProjectsPage session={c.get("session")} projects={projects} search={query.q ?? ""} />,
+    );
+  });
+
+  // POST /dashboard/projects – create a project; its key is shown on the answer, once
+  app.post("/projects", async (c) => {
+    const form = await c.req.parseBody();
+    const name = projectName.safeParse(formText(form, "name"));
+    if (!name.success) {
+      const projects = await listProjects(sql);
+      return page(
+        c,
+        <ProjectsPage
+          session={c.get("session")}
+          projects={projects}
+          search=""
+          name={formText(form, "name")}
+          error={`Name ${name.error.issues[0]!.message}.`}
+        />,
+        400,
+      );
+    }
+    const { project, projectKey } = await createProject(sql, {
+      name: name.data,
+      enterprise: formText(form, "enterprise") === "on",
+    });
+    return page(
+      c,
+      <ProjectPage
+        session={c.get("session")}
+        project={project}
+        projectKey={projectKey}
+        notice={`Project “${project.name}” created.`}
+      />,
+    );
+  });
+
+  // GET /dashboard/projects/:hashid – a project, its two environments and settings
+  app.get("/projects/:hashid", async (c) => {
+    const project = await getProjectOrThrow(sql, c.req.param("hashid"));
+    const notice = c.req.query("saved") === "1" ? "Settings saved." : undefined;
+    return page(
+      c,
+      <ProjectPage session={c.get("session")} project={project} {...notice && { notice }} />,
+    );
+  });
+
+  // POST /dashboard/projects/:hashid – rename, Enterprise on or off
+  app.post("/projects/:hashid", async (c) => {
+    const hashid = c.req.param("hashid");
+    const form = await c.req.parseBody();
+    const name = projectName.safeParse(formText(form, "name"));
+    if (!name.success) {
+      const project = await getProjectOrThrow(sql, hashid);
+      return page(
+        c,
+        <ProjectPage
+          session={c.get("session")}
+          project={project}
+          error={`Name ${name.error.issues[0]!.message}.`}
+        />,
+        400,
+      );
+    }
+    await updateProject(sql, hashid, {
+      name: name.data,
+      enterprise: formText(form, "enterprise") === "on",
+    });
+    return c.redirect(`${BASE}/projects/${encodeURIComponent(hashid)}?saved=1`, 303);
+  });
+
+  // GET /dashboard/projects/:hashid/regenerate-key – asks before replacing the key
+  app.get("/projects/:hashid/regenerate-key", async (c) => {
+    const project = await getProjectOrThrow(sql, c.req.param("hashid"));
+    return page(c, <RegenerateKeyPage session={c.get("session")} project={project} />);
+  });
+
+  // POST /dashboard/projects/:hashid/regenerate-key – new key, shown once; the old one stops
+  app.post("/projects/:hashid/regenerate-key", async (c) => {
+    const hashid = c.req.param("hashid");
+    const projectKey = await regenerateProjectKey(sql, hashid);
+    const project = await getProjectOrThrow(sql, hashid);
+    return page(
+      c,
+      <ProjectPage
+        session={c.get("session")}
+        project={project}
+        projectKey={projectKey}
+        notice="The project key was replaced; the old one no longer works."
+      />,
+    );
+  });
+
+  async function loadEnv(c: Context<DashboardEnv>) {
+    const env = await getEnvironmentOrThrow(sql, c.req.param("project_id") ?? "");
+    const project = await getProjectOrThrow(sql, env.hashid);
+    return { session: c.get("session"), env, projectName: project.name };
+  }
+
+  // GET /dashboard/environments/:project_id – the environment's first page, its links
+  app.get("/environments/:project_id", async (c) => {
+    const { env } = await loadEnv(c);
+    return c.redirect(`${envBase(env.id)}/links`, 303);
+  });
+
+  // GET /dashboard/environments/:project_id/tokens – active feed tokens and the create form
+  app.get("/environments/:project_id/tokens", async (c) => {
+    const ctx = await loadEnv(c);
+    const tokens = await listFeedTokens(sql, String(ctx.env.id));
+    const notice = c.req.query("revoked") === "1" ? "The token was revoked." : undefined;
+    return page(c, <TokensPage {...ctx} tokens={tokens} notice={notice} />);
+  });
+
+  // POST /dashboard/environments/:project_id/tokens – create a token, its value shown once
+  app.post("/environments/:project_id/tokens", async (c) => {
+    const ctx = await loadEnv(c);
+    const form = await c.req.parseBody();
+    const name = projectName.safeParse(formText(form, "name"));
+    if (!name.success) {
+      const tokens = await listFeedTokens(sql, String(ctx.env.id));
+      return page(
+        c,
+        <TokensPage
+          {...ctx}
+          tokens={tokens}
+          name={formText(form, "name")}
+          error={`Name ${name.error.issues[0]!.message}.`}
+        />,
+        400,
+      );
+    }
+    const created = await createFeedToken(sql, clock, String(ctx.env.id), name.data);
+    const tokens = await listFeedTokens(sql, String(ctx.env.id));
+    return page(c, <TokensPage {...ctx} tokens={tokens} created={created} />);
+  });
+
+  // GET /dashboard/environments/:project_id/tokens/:token_id/revoke – asks before revoking
+  app.get("/environments/:project_id/tokens/:token_id/revoke", async (c) => {
+    const ctx = await loadEnv(c);
+    const tokens = await listFeedTokens(sql, String(ctx.env.id));
+    const token = tokens.find((t) => String(t.id) === c.req.param("token_id"));
+    if (!token) throw new ApiError("not_found", "There is no active feed token with that id.");
+    return page(c, <RevokeTokenPage {...ctx} token={token} />);
+  });
+
+  // POST /dashboard/environments/:project_id/tokens/:token_id/revoke – the next read is a 401
+  app.post("/environments/:project_id/tokens/:token_id/revoke", async (c) => {
+    const { env } = await loadEnv(c);
+    await revokeFeedToken(sql, clock, String(env.id), c.req.param("token_id"));
+    return c.redirect(`${envBase(env.id)}/tokens?revoked=1`, 303);
+  });
+
+  // GET /dashboard/environments/:project_id/destinations – push destinations and the add form
+  app.get("/environments/:project_id/destinations", async (c) => {
+    const ctx = await loadEnv(c);
+    const destinations = await listDestinations(sql, clock, String(ctx.env.id));
+    const notice = c.req.query("removed") === "1"
+      ? "The destination was removed."
+      : c.req.query("added") === "1"
+      ? "Destination added."
+      : undefined;
+    return page(c, <DestinationsPage {...ctx} destinations={destinations} notice={notice} />);
+  });
+
+  // POST /dashboard/environments/:project_id/destinations – register one (starts capture)
+  app.post("/environments/:project_id/destinations", async (c) => {
+    const ctx = await loadEnv(c);
+    const form = await c.req.parseBody();
+    const url = httpUrl.safeParse(formText(form, "url").trim());
+    if (!url.success) {
+      const destinations = await listDestinations(sql, clock, String(ctx.env.id));
+      return page(
+        c,
+        <DestinationsPage
+          {...ctx}
+          destinations={destinations}
+          url={formText(form, "url")}
+          error={`URL ${url.error.issues[0]!.message}.`}
+        />,
+        400,
+      );
+    }
+    await createDestination(
+      sql,
+      {
+        clock,
+        cursorSecret: deps.cursorSecret,
+        allowPrivate: deps.config.destinationsAllowPrivate,
+      },
+      String(ctx.env.id),
+      { url: url.data, eventTypes: [] },
+    );
+    return c.redirect(`${envBase(ctx.env.id)}/destinations?added=1`, 303);
+  });
+
+  // GET /dashboard/environments/:project_id/destinations/:id/delete – asks before removing
+  app.get("/environments/:project_id/destinations/:destination_id/delete", async (c) => {
+    const ctx = await loadEnv(c);
+    const destination = (await listDestinations(sql, clock, String(ctx.env.id)))
+      .find((d) => String(d.id) === c.req.param("destination_id"));
+    if (!destination) throw new ApiError("not_found", "There is no such destination here.");
+    return page(c, <RemoveDestinationPage {...ctx} destination={destination} />);
+  });
+
+  // POST /dashboard/environments/:project_id/destinations/:id/delete – remove it
+  app.post("/environments/:project_id/destinations/:destination_id/delete", async (c) => {
+    const { env } = await loadEnv(c);
+    await deleteDestination(sql, String(env.id), c.req.param("destination_id"));
+    return c.redirect(`${envBase(env.id)}/destinations?removed=1`, 303);
+  });
+
+  // GET /dashboard/environments/:project_id/links – dashboard links, searched and paged
+  app.get("/environments/:project_id/links", async (c) => {
+    const ctx = await loadEnv(c);
+    const query = listQuery.parse(c.req.query());
+    const result = await listDashboardLinks(sql, ctx.env.id, {
+      search: query.q,
+      page: query.page,
+    });
+    return page(
+      c,
+      <LinksPage
+        {...ctx}
+        search={query.q ?? ""}
+        page={result}
+        linkBaseUrl={config.linkBaseUrl}
+      />,
+    );
+  });
+
+  // GET /dashboard/environments/:project_id/links/new – the form with every generate_link field
+  app.get("/environments/:project_id/links/new", async (c) => {
+    const ctx = await loadEnv(c);
+    return page(c, <NewLinkPage {...ctx} values={emptyLinkForm()} errors={{}} />);
+  });
+
+  // POST /dashboard/environments/:project_id/links – make a link
+  app.post("/environments/:project_id/links", async (c) => {
+    const ctx = await loadEnv(c);
+    const { values, input, errors } = parseLinkForm(await c.req.parseBody());
+    if (!input) return page(c, <NewLinkPage {...ctx} values={values} errors={errors} />, 400);
+    const row = await createDashboardLink(sql, ctx.env.id, input);
+    return c.redirect(`${envBase(ctx.env.id)}/links/${row.path}?created=1`, 303);
+  });
+
+  async function loadLink(c: Context<DashboardEnv>) {
+    const ctx = await loadEnv(c);
+    const link = await getDashboardLink(sql, ctx.env.id, c.req.param("path") ?? "");
+    if (!link) throw new ApiError("not_found", "There is no dashboard link at that path here.");
+    return { ...ctx, link };
+  }
+
+  // GET /dashboard/environments/:project_id/links/:path – a link, its QR code and counters
+  app.get("/environments/:project_id/links/:path", async (c) => {
+    const ctx = await loadLink(c);
+    const notice = c.req.query("created") === "1"
+      ? "Link created."
+      : c.req.query("changed") === "1"
+      ? (ctx.link.active ? "Link activated." : "Link deactivated.")
+      : undefined;
+    return page(c, <LinkPage {...ctx} linkBaseUrl={config.linkBaseUrl} notice={notice} />);
+  });
+
+  // POST /dashboard/environments/:project_id/links/:path/active – activate or deactivate
+  app.post("/environments/:project_id/links/:path/active", async (c) => {
+    const { env, link } = await loadLink(c);
+    const form = await c.req.parseBody();
+    const active = formText(form, "active");
+    if (active !== "true" && active !== "false") {
+      throw new ApiError("invalid_field", "active: must be true or false");
+    }
+    await setLinkActive(sql, String(env.id), link.path, active === "true");
+    return c.redirect(`${envBase(env.id)}/links/${link.path}?changed=1`, 303);
+  });
+
+  // GET /dashboard/environments/:project_id/links/:path/qr.svg – the QR code (download=1 saves)
+  app.get("/environments/:project_id/links/:path/qr.svg", async (c) => {
+    const { link } = await loadLink(c);
+    const svg = renderSVG(accessPath(config.linkBaseUrl, link), { border: 2 });
+    const headers: Record<string, string> = {
+      "Content-Type": "image/svg+xml; charset=utf-8",
+      "Cache-Control": "private, no-cache",
+    };
+    if (c.req.query("download") === "1") {
+      headers["Content-Disposition"] = `attachment; filename="qr-${link.path}.svg"`;
+    }
+    return c.body(svg, 200, headers);
+  });
+
+  // GET /dashboard/environments/:project_id/metrics – links by views, events per day
+  app.get("/environments/:project_id/metrics", async (c) => {
+    const ctx = await loadEnv(c);
+    const { days } = chartQuery.parse(c.req.query());
+    const [links, perDay] = await Promise.all([
+      topDashboardLinks(sql, ctx.env.id),
+      eventsPerDay(sql, ctx.env.id, { now: clock.now(), days }),
+    ]);
+    return page(c, <MetricsPage {...ctx} links={links} days={perDay} />);
+  });
+
+  function defaultRange() {
+    const today = clock.now().toISOString().slice(0, 10);
+    const weekAgo = new Date(clock.now().getTime() - 6 * DAY_MS).toISOString().slice(0, 10);
+    return { from: weekAgo, to: today };
+  }
+
+  // GET /dashboard/environments/:project_id/export – the export form
+  app.get("/environments/:project_id/export", async (c) => {
+    const ctx = await loadEnv(c);
+    return page(
+      c,
+      <ExportPage
+        {...ctx}
+        {...defaultRange()}
+        types={[]}
+        retentionDays={config.analyticsRetentionDays}
+      />,
+    );
+  });
+
+  // GET /dashboard/environments/:project_id/export.ndjson – the streamed download; the form's
+  // days are UTC and inclusive, so `to` becomes the start of the next day.
+  app.get("/environments/:project_id/export.ndjson", async (c) => {
+    const ctx = await loadEnv(c);
+    const fromRaw = c.req.query("from") ?? "";
+    const toRaw = c.req.query("to") ?? "";
+    const types = c.req.queries("types") ?? [];
+    const again = (error: string) =>
+      page(
+        c,
+        <ExportPage
+          {...ctx}
+          from={fromRaw}
+          to={toRaw}
+          types={types}
+          retentionDays={config.analyticsRetentionDays}
+          error={error}
+        />,
+        400,
+      );
+    const from = dateInput.safeParse(fromRaw);
+    const to = dateInput.safeParse(toRaw);
+    if (!from.success) return again("From must be a date.");
+    if (!to.success) return again("To must be a date.");
+    let plan;
+    try {
+      plan = await planExport(sql, String(ctx.env.id), {
+        from: new Date(`${from.data}T00:00:00Z`),
+        to: new Date(new Date(`${to.data}T00:00:00Z`).getTime() + DAY_MS),
+        eventTypes: types,
+      }, { now: clock.now(), analyticsRetentionDays: config.analyticsRetentionDays });
+    } catch (err) {
+      if (err instanceof ApiError && ERROR_STATUS[err.code] === 400) {
+        return again(
+          err.code === "invalid_field" && err.message.startsWith("to: must be later")
+            ? "To must not be before From."
+            : err.code === "invalid_field"
+            ? "One export covers at most 31 days: narrow the range."
+            : "Choose event types from the list.",
+        );
+      }
+      throw err;
+    }
+    const requestId = c.get("requestId");
+    const body = streamExport(sql, plan, {
+      onError: (err) =>
+        deps.logger.error("dashboard export failed mid-stream", {
+          request_id: requestId,
+          ...describeError(err),
+        }),
+    });
+    const filename = `events-${ctx.env.id}-${from.data}-to-${to.data}.ndjson`;
+    return c.body(body, 200, {
+      "Content-Type": "application/x-ndjson; charset=UTF-8",
+      "Content-Disposition": `attachment; filename="${filename}"`,
+    });
+  });
+
+  // Anything else under /dashboard: an HTML 404, not the API's JSON one.
+  app.get("*", (c) => {
+    return page(
+      c,
+      <ErrorPage status={404} message="There is no such page." session={c.get("session")} />,
+      404,
+    );
+  });
+
+  // The pages' one error mapper: services/errors.ts classifies (as for REST and GraphQL), this
+  // turns the result into an HTML page.
+  app.onError((err, c) => {
+    const e = classifyError(err);
+    const httpStatus = ERROR_STATUS[e.code];
+    // A page answers 402 as 403: browsers show no useful default for 402.
+    const status = (httpStatus === 402
+      ? 403
+      : [400, 401, 403, 404, 503].includes(httpStatus)
+      ? httpStatus
+      : httpStatus >= 500
+      ? 500
+      : 400) as 400 | 401 | 403 | 404 | 500 | 503;
+    const message = e.code === "enterprise_required"
+      ? "This needs Enterprise access on the project: turn it on in the project's settings."
+      : e.code === "unavailable"
+      ? "The database is not answering. Try again in a moment."
+      : e.code === "internal"
+      ? "The dashboard hit an error. Try again; if it persists, check the server log."
+      : sentence(e.message);
+    if (e.retryAfter !== undefined) {
+      c.header("Retry-After", String(e.retryAfter));
+    }
+    if (e.log !== "none") {
+      deps.logger[e.log](`dashboard: ${e.logMessage ?? e.message}`, {
+        request_id: c.get("requestId"),
+        ...describeError(err),
+      });
+    }
+    return page(
+      c,
+      <ErrorPage status={status} message={message} session={c.get("session")} />,
+      status,
+    );
+  });
+
+  return app;
+}

@@ -1,0 +1,130 @@
+// What every dashboard response carries and every dashboard request is checked for: security
+// headers, the session cookie, and cross-site request protection.
+import type { Context, MiddlewareHandler } from "hono";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import type { Config } from "../config.ts";
+import type { AppDeps } from "../services/deps.ts";
+import { csrfTokenMatches, resumeSession, type Session } from "../services/sessions.ts";
+
+export const SESSION_COOKIE = "dashboard_session";
+export const CSRF_FIELD = "_csrf";
+export const BASE = "/dashboard";
+
+export const CONTENT_SECURITY_POLICY = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+].join("; ");
+
+export interface DashboardEnv {
+  Variables: { requestId: string; session: Session };
+}
+
+/** On every dashboard response, pages, redirects, errors and assets alike. */
+export const securityHeaders: MiddlewareHandler<DashboardEnv> = async (c, next) => {
+  await next();
+  const h = c.res.headers;
+  h.set("Content-Security-Policy", CONTENT_SECURITY_POLICY);
+  h.set("X-Frame-Options", "DENY");
+  h.set("X-Content-Type-Options", "nosniff");
+  h.set("Referrer-Policy", "same-origin");
+  h.set("Cross-Origin-Opener-Policy", "same-origin");
+  // Pages may show a secret once: no cache may keep them. Assets set their own policy.
+  if (!h.has("Cache-Control")) h.set("Cache-Control", "no-store");
+};
+
+/** Whether the browser reached us over https (through a trusted proxy, if configured). */
+export function isHttps(c: Context, config: Config): boolean {
+  if (new URL(c.req.url).protocol === "https:") return true;
+  return config.trustProxy && c.req.header("X-Forwarded-Proto")?.split(",")[0]?.trim() === "https";
+}
+
+/** The client's address: the connection's, or the one the trusted proxy appended. */
+export function clientAddress(c: Context, config: Config): string {
+  if (config.trustProxy) {
+    const forwarded = c.req.header("X-Forwarded-For")?.split(",").map((s) => s.trim()).at(-1);
+    if (forwarded) return forwarded.slice(0, 100);
+  }
+  // Deno.serve hands its ServeHandlerInfo to app.fetch as Hono's env.
+  const info = c.env as { remoteAddr?: { hostname?: string } } | undefined;
+  return info?.remoteAddr?.hostname ?? "unknown";
+}
+
+export function setSessionCookie(c: Context, token: string, config: Config): void {
+  setCookie(c, SESSION_COOKIE, token, {
+    path: BASE,
+    httpOnly: true,
+    sameSite: "Strict",
+    secure: isHttps(c, config),
+  });
+}
+
+export function clearSessionCookie(c: Context, config: Config): void {
+  deleteCookie(c, SESSION_COOKIE, { path: BASE, secure: isHttps(c, config) });
+}
+
+/**
+ * A request another site made the browser send: its Origin names another host, or (browsers
+ * that send no Origin) Sec-Fetch-Site says cross-site. Requests with neither come from outside a
+ * browser, where the form's token is the check that matters.
+ */
+export function isCrossSite(c: Context): boolean {
+  const origin = c.req.header("Origin");
+  if (origin !== undefined) {
+    if (origin === "null") return true;
+    try {
+      return new URL(origin).host !== (c.req.header("Host") ?? new URL(c.req.url).host);
+    } catch {
+      return true;
+    }
+  }
+  const site = c.req.header("Sec-Fetch-Site");
+  return site !== undefined && site !== "same-origin" && site !== "none";
+}
+
+/** Resumes the session from its cookie or sends the browser to sign in. */
+export function requireSession(deps: AppDeps): MiddlewareHandler<DashboardEnv> {
+  return async (c, next) => {
+    const session = await resumeSession(deps.sql, deps.clock, getCookie(c, SESSION_COOKIE));
+    if (!session) {
+      if (getCookie(c, SESSION_COOKIE) !== undefined) clearSessionCookie(c, deps.config);
+      const expired = getCookie(c, SESSION_COOKIE) !== undefined ? "?expired=1" : "";
+      return c.redirect(`${BASE}/sign-in${expired}`, 303);
+    }
+    c.set("session", session);
+    await next();
+  };
+}
+
+/**
+ * Every state-changing request carries the session's synchronizer token in its form, and comes
+ * from this site. A refusal is a 403 and changes nothing.
+ */
+export const requireSameSiteForm: MiddlewareHandler<DashboardEnv> = async (c, next) => {
+  if (c.req.method === "GET" || c.req.method === "HEAD") return await next();
+  if (isCrossSite(c)) return forbidden(c, "This request came from another site and was refused.");
+  const type = c.req.header("Content-Type") ?? "";
+  if (
+    !type.startsWith("application/x-www-form-urlencoded") &&
+    !type.startsWith("multipart/form-data")
+  ) {
+    return forbidden(c, "This request was not sent by a dashboard form and was refused.");
+  }
+  const form = await c.req.parseBody();
+  if (!csrfTokenMatches(c.get("session"), form[CSRF_FIELD])) {
+    return forbidden(
+      c,
+      "This form has expired or was not sent from the dashboard. Reload the page and try again.",
+    );
+  }
+  await next();
+};
+
+function forbidden(c: Context, message: string): Response {
+  return c.text(message, 403);
+}

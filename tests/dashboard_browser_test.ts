@@ -1,0 +1,367 @@
+// The dashboard end to end in a real Chromium: sign in, a project and its key, a feed token
+// copied, read with and revoked, links with QR codes and deactivation, metrics, an export
+// download, sign out. Every page is shot at 390×844 and 1440×900 (light and dark) into
+// test-output/screenshots, and fails on horizontal overflow at 390 px or an unlabelled field.
+import assert from "node:assert/strict";
+import type { Page } from "playwright-core";
+import {
+  hasChromium,
+  hasHorizontalOverflow,
+  launchBrowser,
+  screenshot,
+} from "./helpers/browser.ts";
+import { ManualClock } from "./helpers/clock.ts";
+import { ingest } from "./helpers/sdk.ts";
+import { ADMIN_TOKEN, adminHeaders, call, startTestServer } from "./helpers/server.ts";
+
+const NOW = "2026-06-15T12:00:00.000Z";
+
+async function checkPage(page: Page, name: string): Promise<void> {
+  // Every visible field has a label (or an aria-label), for screen readers and keyboards.
+  const unlabelled = await page.evaluate(() =>
+    [...document.querySelectorAll("input:not([type=hidden]), textarea, select")]
+      .filter((el) =>
+        !(el as HTMLInputElement).labels?.length && !el.getAttribute("aria-label") &&
+        !el.getAttribute("aria-labelledby")
+      )
+      .map((el) => (el as HTMLInputElement).name || el.id)
+  );
+  assert.deepEqual(unlabelled, [], `${name}: fields without a label`);
+  await page.setViewportSize({ width: 390, height: 844 });
+  assert.equal(await hasHorizontalOverflow(page), false, `${name}: overflows at 390 px`);
+  await screenshot(page, `${name}-390`);
+  await page.emulateMedia({ colorScheme: "dark" });
+  assert.equal(await hasHorizontalOverflow(page), false, `${name}: overflows at 390 px, dark`);
+  await screenshot(page, `${name}-390-dark`);
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await screenshot(page, `${name}-1440-dark`);
+  await page.emulateMedia({ colorScheme: "light" });
+  await screenshot(page, `${name}-1440`);
+}
+
+Deno.test({
+  name: "dashboard in Chromium: every page works end to end, on a phone and a desktop",
+  ignore: !hasChromium() && Deno.env.get("CI") !== "true",
+  async fn() {
+    const srv = await startTestServer({ clock: new ManualClock(NOW) });
+    const browser = await launchBrowser();
+    try {
+      const context = await browser.newContext({
+        viewport: { width: 1440, height: 900 },
+        acceptDownloads: true,
+      });
+      await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: srv.url });
+      const page = await context.newPage();
+      const dialogs: string[] = [];
+      page.on("dialog", async (d) => {
+        dialogs.push(d.message());
+        await d.accept();
+      });
+      const pageErrors: string[] = [];
+      page.on("pageerror", (e) => pageErrors.push(e.message));
+      page.on("console", (m) => {
+        // Pages answered 4xx on purpose (a wrong token, a form error, a missing page) log a load
+        // failure.
+        if (
+          m.type() === "error" &&
+          !/^Failed to load resource: .* status of 4(00|01|04)/.test(m.text())
+        ) {
+          pageErrors.push(m.text());
+        }
+      });
+
+      // Signed out, the dashboard sends the browser to sign in.
+      await page.goto(`${srv.url}/dashboard`);
+      assert.equal(new URL(page.url()).pathname, "/dashboard/sign-in");
+      await checkPage(page, "01-sign-in");
+      // The keyboard reaches the token field, and its focus ring shows.
+      // (past the skip link and the home link).
+      for (let i = 0; i < 3; i++) await page.keyboard.press("Tab");
+      const focused = await page.evaluate(() => {
+        const el = document.activeElement as HTMLElement;
+        return { name: el.getAttribute("name"), outline: getComputedStyle(el).outlineStyle };
+      });
+      assert.equal(focused.name, "token");
+      assert.notEqual(focused.outline, "none");
+      await page.fill("#f-token", "not-the-token-at-all");
+      await page.click("button[type=submit]");
+      assert.match(await page.textContent(".notice.error") ?? "", /not this instance/);
+      await page.fill("#f-token", ADMIN_TOKEN);
+      await page.click("button[type=submit]");
+      assert.equal(new URL(page.url()).pathname, "/dashboard");
+      assert.match(await page.textContent(".empty") ?? "", /No projects yet/);
+      await checkPage(page, "02-projects-empty");
+
+      // A project: its key is shown once, and works for the SDK.
+      await page.fill("#f-name", "Acme Mobile");
+      await page.click("form[action='/dashboard/projects'] button[type=submit]");
+      const projectKey = await page.inputValue("#project-key");
+      assert.match(projectKey, /^pk_/);
+      assert.match(await page.textContent(".secret") ?? "", /you will not see this again/);
+      await checkPage(page, "03-project-created");
+      const hashid = new URL(page.url()).pathname === "/dashboard/projects"
+        ? await page.evaluate(() =>
+          document.querySelector("form[action^='/dashboard/projects/']")!.getAttribute("action")!
+            .split("/")[3]!
+        )
+        : "";
+      assert.ok(hashid);
+      const sdk = await call(srv.url, "GET", "/api/v1/sdk/metrics_for_project", {
+        headers: { "PROJECT-KEY": projectKey, ENVIRONMENT: "production" },
+      });
+      assert.equal(sdk.status, 200, sdk.text);
+      await page.goto(`${srv.url}/dashboard/projects/${hashid}`);
+      assert.equal(await page.locator("#project-key").count(), 0, "the key is shown only once");
+      assert.ok((await page.content()).indexOf(projectKey) === -1);
+      await checkPage(page, "04-project");
+      const project = (await call(srv.url, "GET", `/api/v1/admin/projects/${hashid}`, {
+        headers: adminHeaders,
+      })).body.project;
+      const envId: number = project.environments.production.project_id;
+      const env = `${srv.url}/dashboard/environments/${envId}`;
+
+      // The project list finds it.
+      await page.goto(`${srv.url}/dashboard?q=acme`);
+      assert.equal(await page.locator(".list li").count(), 1);
+      await checkPage(page, "05-projects");
+
+      // A feed token: shown once, copied, read with, revoked after a confirmation.
+      await page.click("text=Acme Mobile");
+      await page.click("#env-production ~ ul >> text=Feed tokens");
+      assert.match(await page.textContent(".empty") ?? "", /No feed tokens yet/);
+      await checkPage(page, "06-tokens-empty");
+      await page.fill("#f-name", "warehouse");
+      await page.click("form[action$='/tokens'] button[type=submit]");
+      const tokenValue = await page.inputValue("#token-value");
+      assert.match(tokenValue, /^est_[A-Za-z0-9_-]{32,}$/);
+      await page.click("button[data-copy='token-value']");
+      await page.waitForSelector("[data-copy-status='token-value']:has-text('Copied')");
+      const copied = await page.evaluate(() => navigator.clipboard.readText());
+      assert.equal(copied, tokenValue);
+      await checkPage(page, "07-token-created");
+      const feed = () =>
+        call(srv.url, "GET", `/api/v1/projects/${envId}/event_stream`, {
+          headers: { Authorization: `Bearer ${copied}` },
+        });
+      assert.equal((await feed()).status, 200);
+      await page.goto(`${env}/tokens`);
+      assert.equal(await page.locator("#token-value").count(), 0);
+      await page.click("text=Revoke…");
+      await checkPage(page, "08-token-revoke-confirm");
+      assert.equal((await feed()).status, 200, "nothing is revoked before the confirmation");
+      await page.click("button:has-text('Revoke the token')");
+      assert.match(await page.textContent(".notice") ?? "", /revoked/);
+      assert.equal((await feed()).status, 401);
+
+      // Destinations: add one, see it listed, remove it after a confirmation.
+      await page.click("nav.tabs >> text=Destinations");
+      assert.match(await page.textContent(".empty") ?? "", /No destinations yet/);
+      await checkPage(page, "09-destinations-empty");
+      await page.fill("#f-url", "ftp://nope.example");
+      await page.click("button:has-text('Add destination')");
+      assert.match(await page.textContent("#f-url-error") ?? "", /http\(s\) URL/);
+      await page.fill("#f-url", "https://hooks.example.com/events");
+      await page.click("button:has-text('Add destination')");
+      assert.match(await page.textContent(".notice") ?? "", /Destination added/);
+      assert.deepEqual(await page.locator(".list .title").allTextContents(), [
+        "https://hooks.example.com/events",
+      ]);
+      await checkPage(page, "09-destinations");
+      await page.click("text=Remove…");
+      await page.click("button:has-text('Remove the destination')");
+      assert.match(await page.textContent(".notice") ?? "", /removed/);
+      assert.equal(await page.locator(".list li").count(), 0);
+
+      // Links: the empty state, then one made with the form's fields.
+      await page.goto(`${env}/links`);
+      assert.match(await page.textContent(".empty") ?? "", /No links yet/);
+      await checkPage(page, "09-links-empty");
+      await page.click("text=Make your first link");
+      await checkPage(page, "10-link-new");
+      await page.fill("#f-title", "Spring poster");
+      await page.fill("#f-data", "not json");
+      await page.click("button:has-text('Create link')");
+      assert.match(await page.textContent("#f-data-error") ?? "", /JSON object/);
+      assert.equal(await page.inputValue("#f-title"), "Spring poster", "values are kept");
+      await checkPage(page, "11-link-new-errors");
+      await page.fill("#f-data", '{"promo": "spring"}');
+      await page.fill("#f-subtitle", "Twenty percent off");
+      await page.fill("#f-tags", "print, spring");
+      await page.fill("#f-ios_url", "https://apps.example.com/ios");
+      await page.check("#f-ios_open_app");
+      await page.fill("#f-desktop_url", "https://example.com/spring");
+      await page.check("#f-show_preview_android");
+      await page.fill("#f-tracking_campaign", "spring");
+      await page.click("button:has-text('Create link')");
+      assert.match(await page.textContent(".notice") ?? "", /Link created/);
+      const linkUrl = await page.inputValue("#link-url");
+      const path = new URL(linkUrl).pathname.slice(1);
+      const made = (await call(srv.url, "GET", `/api/v1/sdk/link/${path}`, {
+        headers: { "PROJECT-KEY": projectKey, ENVIRONMENT: "production" },
+      })).body.link;
+      assert.equal(made.generated_from_platform, "Dashboard");
+      assert.equal(made.sdk_generated, false);
+      assert.deepEqual(made.data, { promo: "spring" });
+      assert.deepEqual(made.tags, ["print", "spring"]);
+      assert.deepEqual(made.ios_custom_redirect, {
+        url: "https://apps.example.com/ios",
+        open_app_if_installed: true,
+      });
+      assert.equal(made.desktop_custom_redirect.url, "https://example.com/spring");
+      assert.equal(made.show_preview, true);
+      assert.equal(made.tracking_campaign, "spring");
+
+      // Its QR code is an SVG image on the page and a download.
+      const qrWidth = await page.$eval("img.qr", (img) => (img as HTMLImageElement).naturalWidth);
+      assert.ok(qrWidth > 0, "the QR code image loads");
+      const [qrDownload] = await Promise.all([
+        page.waitForEvent("download"),
+        page.click("text=Download SVG"),
+      ]);
+      const qrSvg = await Deno.readTextFile((await qrDownload.path())!);
+      assert.match(qrSvg, /^<svg[^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+      assert.equal(qrDownload.suggestedFilename(), `qr-${path}.svg`);
+
+      // The link host serves it, counts views, and answers 404 once it is deactivated.
+      const host = (ua: string) =>
+        fetch(`${srv.url}/${path}`, { headers: { "User-Agent": ua }, redirect: "manual" })
+          .then(async (r) => {
+            await r.body?.cancel();
+            return r.status;
+          });
+      const desktopUa = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 Chrome/124 Safari/537";
+      assert.equal(await host(desktopUa), 302);
+      assert.equal(await host(desktopUa), 302);
+      await srv.views.flush();
+      await page.reload();
+      assert.match(await page.textContent(".stats") ?? "", /Views\s*2/);
+      await checkPage(page, "12-link");
+      // The README's picture: one desktop viewport of a link's page.
+      await page.screenshot({ path: "test-output/screenshots/readme-link-1440x900.png" });
+      await page.click("button:has-text('Deactivate')");
+      assert.match(await page.textContent(".notice") ?? "", /Link deactivated/);
+      assert.equal(await host(desktopUa), 404);
+      await page.click("button:has-text('Activate')");
+      assert.equal(await host(desktopUa), 302);
+
+      // A title with markup is text, and runs nothing.
+      await page.goto(`${env}/links/new`);
+      await page.fill("#f-title", "<script>alert(1)</script>");
+      await page.click("button:has-text('Create link')");
+      assert.equal(await page.textContent("#link-h"), "<script>alert(1)</script>Active");
+      await page.goto(`${env}/links`);
+      assert.ok(
+        (await page.locator(".list .title").allTextContents()).includes(
+          "<script>alert(1)</script>",
+        ),
+      );
+      assert.deepEqual(dialogs, []);
+
+      // Search and pages, with more links made through the admin API.
+      for (let i = 0; i < 21; i++) {
+        await call(srv.url, "POST", `/api/v1/projects/${envId}/links`, {
+          headers: adminHeaders,
+          body: { title: `Batch ${i}`, tags: [i === 7 ? "lucky" : "batch"] },
+        });
+      }
+      await page.goto(`${env}/links`);
+      assert.equal(await page.locator(".list > li").count(), 20);
+      assert.match(await page.textContent(".pager") ?? "", /Page 1 of 2 · 23 links/);
+      await checkPage(page, "13-links");
+      await page.click("text=Older →");
+      assert.equal(await page.locator(".list > li").count(), 3);
+      await page.fill("input[name=q]", "lucky");
+      await page.press("input[name=q]", "Enter");
+      assert.deepEqual(await page.locator(".list .title").allTextContents(), ["Batch 7"]);
+      await page.fill("input[name=q]", "nothing-like-this");
+      await page.press("input[name=q]", "Enter");
+      assert.match(await page.textContent(".empty") ?? "", /No link matches/);
+
+      // Metrics: links by views, and the events-per-day chart from the analytics history.
+      await ingest(srv.url, projectKey, "production", [
+        { type: "install", occurred_at: "2026-06-14T09:00:00Z" },
+        { type: "install", occurred_at: "2026-06-14T10:00:00Z" },
+        { type: "open", occurred_at: "2026-06-10T10:00:00Z" },
+        { type: "custom", name: "signup", occurred_at: "2026-06-01T10:00:00Z" },
+      ]);
+      await page.goto(`${env}/metrics`);
+      const bars = await page.locator(".bars li .name").allTextContents();
+      assert.equal(bars[0], "Spring poster", "the most viewed link comes first");
+      // Three views (today) and four ingested events.
+      assert.match(await page.textContent(".chart .muted") ?? "", /7 events · busiest day 3/);
+      assert.ok(await page.locator(".chart svg rect.t-install").count() >= 1);
+      assert.ok(await page.locator(".chart svg rect.t-view").count() >= 1);
+      assert.deepEqual(
+        (await page.locator(".legend li").allTextContents()).sort(),
+        ["custom", "install", "open", "view"],
+      );
+      await checkPage(page, "14-metrics");
+
+      // Export: a range and a type, downloaded as NDJSON.
+      await page.goto(`${env}/export`);
+      await checkPage(page, "15-export");
+      await page.fill("#f-from", "2026-06-01");
+      await page.fill("#f-to", "2026-06-14");
+      await page.check("#type-install");
+      await page.check("#type-custom");
+      const [exportDownload] = await Promise.all([
+        page.waitForEvent("download"),
+        page.click("button:has-text('Download NDJSON')"),
+      ]);
+      const ndjson = await Deno.readTextFile((await exportDownload.path())!);
+      const lines = ndjson.trim().split("\n").map((l) => JSON.parse(l));
+      assert.deepEqual(lines.map((e) => e.type).sort(), ["custom", "install", "install"]);
+      assert.ok(lines.every((e) => e.project.id === hashid && e.project.test === false));
+      assert.match(exportDownload.suggestedFilename(), /\.ndjson$/);
+      await page.goto(`${env}/export`);
+      await page.fill("#f-from", "2026-01-01");
+      await page.fill("#f-to", "2026-06-14");
+      await page.click("button:has-text('Download NDJSON')");
+      assert.match(await page.textContent(".notice.error") ?? "", /at most 31 days/);
+      await checkPage(page, "16-export-error");
+
+      // Replacing the key asks first; the new key is shown once and the old one stops at once.
+      await page.goto(`${srv.url}/dashboard/projects/${hashid}`);
+      await page.click("text=Replace the key…");
+      await checkPage(page, "19-regenerate-key-confirm");
+      await page.click("button:has-text('Replace the key')");
+      const newKey = await page.inputValue("#project-key");
+      assert.notEqual(newKey, projectKey);
+      const withKey = (key: string) =>
+        call(srv.url, "GET", "/api/v1/sdk/metrics_for_project", {
+          headers: { "PROJECT-KEY": key, ENVIRONMENT: "production" },
+        }).then((r) => r.status);
+      assert.equal(await withKey(projectKey), 401);
+      assert.equal(await withKey(newKey), 200);
+
+      // Settings: Enterprise off, and feed tokens say what to do.
+      await page.goto(`${srv.url}/dashboard/projects/${hashid}`);
+      await page.uncheck("#f-enterprise");
+      await page.click("button:has-text('Save')");
+      assert.match(await page.textContent(".notice") ?? "", /Settings saved/);
+      await page.goto(`${env}/tokens`);
+      assert.match(await page.textContent("#new-token-h + p") ?? "", /need Enterprise access/);
+
+      // The test environment has its own (empty) pages; an unknown page is an HTML 404.
+      await page.goto(
+        `${srv.url}/dashboard/environments/${project.environments.test.project_id}/metrics`,
+      );
+      assert.equal(await page.textContent(".badge.env-test"), "Test");
+      assert.match(await page.textContent(".empty") ?? "", /No events in this period/);
+      await checkPage(page, "17-metrics-test-env-empty");
+      const missing = await page.goto(`${srv.url}/dashboard/environments/${envId}/links/nope`);
+      assert.equal(missing?.status(), 404);
+      await checkPage(page, "18-not-found");
+
+      // Sign out: the dashboard asks to sign in again.
+      await page.click("button:has-text('Sign out')");
+      assert.equal(new URL(page.url()).pathname, "/dashboard/sign-in");
+      await page.goto(`${srv.url}/dashboard`);
+      assert.equal(new URL(page.url()).pathname, "/dashboard/sign-in");
+      assert.deepEqual(pageErrors, [], "no script or CSP errors in the console");
+    } finally {
+      await browser.close();
+      await srv.close();
+    }
+  },
+});

@@ -1,0 +1,61 @@
+// Talking to the dashboard over HTTP as a browser would: sign in, keep the cookie, post forms.
+import assert from "node:assert/strict";
+import { ADMIN_TOKEN } from "./server.ts";
+
+export interface DashboardClient {
+  cookie: string;
+  /** The session's form token, read from a page as a browser's form would carry it. */
+  csrf: string;
+}
+
+export async function signInOverHttp(
+  base: string,
+  headers: Record<string, string> = {},
+): Promise<DashboardClient> {
+  const res = await fetch(`${base}/dashboard/sign-in`, {
+    method: "POST",
+    body: new URLSearchParams({ token: ADMIN_TOKEN }),
+    headers,
+    redirect: "manual",
+  });
+  await res.body?.cancel();
+  assert.equal(res.status, 303);
+  const cookie = res.headers.get("set-cookie")!.split(";")[0]!;
+  const page = await fetch(`${base}/dashboard`, { headers: { cookie } });
+  const html = await page.text();
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(html)?.[1];
+  assert.ok(csrf, "the projects page carries a form token");
+  return { cookie, csrf };
+}
+
+/** Posts a form as the dashboard's pages do (same origin unless `headers` says otherwise). */
+export async function postForm(
+  base: string,
+  path: string,
+  client: { cookie: string },
+  fields: Record<string, string>,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Headers; text: string }> {
+  // An empty value leaves the header out (a browser that sends no Origin).
+  const sent = Object.entries({ cookie: client.cookie, Origin: base, ...headers })
+    .filter(([, v]) => v !== "");
+  const res = await fetch(base + path, {
+    method: "POST",
+    body: new URLSearchParams(fields),
+    headers: sent,
+    redirect: "manual",
+  });
+  return { status: res.status, headers: res.headers, text: await res.text() };
+}
+
+export async function getPage(
+  base: string,
+  path: string,
+  client?: { cookie: string },
+): Promise<{ status: number; headers: Headers; text: string }> {
+  const res = await fetch(base + path, {
+    headers: client ? { cookie: client.cookie } : {},
+    redirect: "manual",
+  });
+  return { status: res.status, headers: res.headers, text: await res.text() };
+}
