@@ -47,7 +47,7 @@ export async function linkByPath(ctx: GraphQLContext, path: string): Promise<Lin
 
 export async function projectMetrics(ctx: GraphQLContext): Promise<LinkMetrics[]> {
   const environment = await authenticateSdk(ctx.deps.sql, ctx.sdk, METRICS_ENVIRONMENTS);
-  return JSON.parse(await projectMetricsJson(ctx.deps.sql, environment.id));
+  return JSON.parse((await projectMetricsJson(ctx.deps.sql, environment.id)).body);
 }
 
 const redirect = (r: RedirectArg | null | undefined) =>

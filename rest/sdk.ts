@@ -3,13 +3,22 @@ import type { Context } from "hono";
 import type { EnvironmentKind } from "../services/projects.ts";
 import { recordEvents } from "../services/events.ts";
 import { accessPath, createLink, getLinkForSdkOrThrow, toLink } from "../services/links.ts";
-import { projectMetricsJson } from "../services/metrics.ts";
+import { projectMetricsEtag, projectMetricsJson } from "../services/metrics.ts";
 import { authenticateSdk, LINK_ENVIRONMENTS, METRICS_ENVIRONMENTS } from "../services/sdk_auth.ts";
 import { readBody, readJson } from "./body.ts";
 import type { AppDeps } from "../services/deps.ts";
 import type { AppEnv } from "./deps.ts";
 import { parseIngestBody } from "../inputs/events.ts";
 import { generateLinkBody } from "../inputs/links.ts";
+
+/** Metrics are per key and environment, and always revalidated: a cache may keep them only so. */
+const METRICS_CACHE = { "Cache-Control": "private, no-cache", Vary: "PROJECT-KEY, ENVIRONMENT" };
+
+/** If-None-Match against one strong tag: `*`, or a comma-separated list that names it. */
+function etagMatches(header: string, etag: string): boolean {
+  return header.trim() === "*" ||
+    header.split(",").some((t) => t.trim().replace(/^W\//, "") === etag);
+}
 
 /** The SDK API under {base_url} = /api/v1/sdk: generate_link, link, metrics_for_project, events. */
 export function sdkRoutes(deps: AppDeps): Hono<AppEnv> {
@@ -41,8 +50,18 @@ export function sdkRoutes(deps: AppDeps): Hono<AppEnv> {
   // GET /api/v1/sdk/metrics_for_project – lifetime totals of the active links, by views
   app.get("/metrics_for_project", async (c) => {
     const environment = await authenticate(c, METRICS_ENVIRONMENTS);
-    const body = await projectMetricsJson(sql, environment.id);
-    return c.body(body, 200, { "Content-Type": "application/json; charset=utf-8" });
+    // A client that has the current answer gets 304 without it being built.
+    const cached = c.req.header("If-None-Match");
+    if (cached) {
+      const etag = await projectMetricsEtag(sql, environment.id);
+      if (etagMatches(cached, etag)) return c.body(null, 304, { ETag: etag, ...METRICS_CACHE });
+    }
+    const { body, etag } = await projectMetricsJson(sql, environment.id);
+    return c.body(body, 200, {
+      "Content-Type": "application/json; charset=utf-8",
+      ETag: etag,
+      ...METRICS_CACHE,
+    });
   });
 
   // POST /api/v1/sdk/events – ingest a batch of app events, all or nothing

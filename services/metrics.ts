@@ -33,9 +33,12 @@ export interface LinkMetrics {
  * (an item may omit it, but must not carry a null where a string is due). Strings go through
  * to_json, which escapes them; numbers, booleans and the jsonb tags print as JSON already.
  */
-export async function projectMetricsJson(db: Db, environmentId: number): Promise<string> {
-  const [row] = await db<{ body: string }[]>`
-    select '[' || coalesce(string_agg(
+export async function projectMetricsJson(
+  db: Db,
+  environmentId: number,
+): Promise<{ body: string; etag: string }> {
+  const [row] = await db<{ body: string; etag: string }[]>`
+    select ${etagSql(db, environmentId)} as etag, '[' || coalesce(string_agg(
       '{"id":' || l.id
         || ',"name":' || to_json(case when l.title = '' then l.path else l.title end)::text
         || ',"path":' || to_json(l.path)::text
@@ -59,5 +62,27 @@ export async function projectMetricsJson(db: Db, environmentId: number): Promise
     from links l join link_counters c on c.link_id = l.id
     where l.environment_id = ${environmentId} and l.active
   `;
-  return row!.body;
+  return row!;
+}
+
+/**
+ * The entity tag of the metrics answer, computed without building it: the number of rows and
+ * a sum of one hash per row over the link's id and the row versions (xmin) of the link and its
+ * counters. Every write that changes an item (a counter moved, a link renamed, retagged,
+ * activated or deactivated) writes a new row version, and so a new tag; a sum rather than XOR,
+ * so that two changes cannot cancel out.
+ */
+const etagSql = (db: Db, environmentId: number) =>
+  db`'"m-' || ${environmentId}::int || '-' || count(*) || '-' || coalesce(sum(
+    hashtextextended(l.id || ':' || l.xmin || ':' || c.xmin, 0)::numeric
+  ), 0) || '"'`;
+
+/** The current tag of the environment's metrics (see etagSql), for conditional requests. */
+export async function projectMetricsEtag(db: Db, environmentId: number): Promise<string> {
+  const [row] = await db<{ etag: string }[]>`
+    select ${etagSql(db, environmentId)} as etag
+    from links l join link_counters c on c.link_id = l.id
+    where l.environment_id = ${environmentId} and l.active
+  `;
+  return row!.etag;
 }
