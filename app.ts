@@ -7,7 +7,7 @@ import { destinationRoutes } from "./rest/destinations.ts";
 import { adminDashboardRoutes } from "./rest/admin_dashboard.ts";
 import type { AppEnv } from "./rest/deps.ts";
 import { errorResponse, toErrorResponse } from "./rest/errors.ts";
-import { accessLog, limitBody } from "./rest/middleware.ts";
+import { accessLog, limitBody, nextRequestId } from "./rest/middleware.ts";
 import { exportRoutes } from "./rest/export.ts";
 import { feedRoutes } from "./rest/feed.ts";
 import { linkHostRoutes } from "./rest/link_host.ts";
@@ -23,7 +23,7 @@ import type { AppDeps } from "./services/deps.ts";
  */
 export function createApp(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
-  app.use("*", requestId());
+  app.use("*", requestId({ generator: nextRequestId }));
   app.use("*", accessLog(deps.logger));
   app.use("*", limitBody);
 

@@ -11,6 +11,8 @@ import type { AppEnv } from "./deps.ts";
 import { parseIngestBody } from "../inputs/events.ts";
 import { generateLinkBody } from "../inputs/links.ts";
 
+const JSON_HEADERS = { "Content-Type": "application/json" };
+
 /** Metrics are per key and environment, and always revalidated: a cache may keep them only so. */
 const METRICS_CACHE = { "Cache-Control": "private, no-cache", Vary: "PROJECT-KEY, ENVIRONMENT" };
 
@@ -44,7 +46,10 @@ export function sdkRoutes(deps: AppDeps): Hono<AppEnv> {
       projectKey: c.req.header("PROJECT-KEY"),
       environment: c.req.header("ENVIRONMENT"),
     }, c.req.param("link_path"));
-    return c.json({ link: toLink(row, config.linkBaseUrl) });
+    // A plain Response: Hono's c.json builds its headers anew on every call.
+    return new Response(JSON.stringify({ link: toLink(row, config.linkBaseUrl) }), {
+      headers: JSON_HEADERS,
+    });
   });
 
   // GET /api/v1/sdk/metrics_for_project – lifetime totals of the active links, by views
