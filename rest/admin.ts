@@ -1,6 +1,5 @@
 import { Hono } from "hono";
 import type { MiddlewareHandler } from "hono";
-import { z } from "zod";
 import { ApiError } from "../services/errors.ts";
 import { createFeedToken, listFeedTokens, revokeFeedToken } from "../services/feed_tokens.ts";
 import { setLinkActive, toLink } from "../services/links.ts";
@@ -13,21 +12,14 @@ import {
 import { secretMatches } from "../services/secrets.ts";
 import { bearerToken } from "../inputs/headers.ts";
 import { readBody } from "./body.ts";
-import { text } from "../inputs/common.ts";
-import { projectSettings } from "../inputs/project_settings.ts";
+import {
+  createProjectBody,
+  createTokenBody,
+  patchLinkBody,
+  updateProjectBody,
+} from "../inputs/admin.ts";
 import type { AppDeps } from "../services/deps.ts";
 import type { AppEnv } from "./deps.ts";
-
-const name = text(200).trim().min(1);
-const createProjectBody = z.object({ name, enterprise: z.boolean().default(false) });
-const updateProjectBody = projectSettings.extend({
-  name: name.optional(),
-  enterprise: z.boolean().optional(),
-}).refine((b) => Object.values(b).some((v) => v !== undefined), {
-  message: "give name, enterprise, link_domain or apps",
-});
-const createTokenBody = z.object({ name });
-const patchLinkBody = z.object({ active: z.boolean() });
 
 export function adminAuth(adminTokenHash: string): MiddlewareHandler<AppEnv> {
   return async (c, next) => {

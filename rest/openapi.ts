@@ -1,12 +1,16 @@
-// GET /openapi.json: OpenAPI 3.1 of every REST path. Written by hand from the contract; the
-// tests check that every route the app serves is described here, and that FeedEvent lists the
-// envelope's fields (services/feed_envelope.ts). Limits come from the modules that enforce them.
+// GET /openapi.json: OpenAPI 3.1 of every REST path. The paths, their parameters and answers are
+// written here, one entry a route; every schema comes from zod (rest/openapi_schemas.ts: the
+// request bodies the handlers parse with, and the output shapes checked against the services'
+// types). tests/openapi_test.ts checks every served route is described, with an operationId,
+// security and a 4xx; CI runs `redocly lint` on it (.ci/run, redocly.yaml).
 import { MAX_EVENTS } from "../inputs/events.ts";
 import { MAX_FEED_LIMIT } from "../services/feed.ts";
-import { FEED_EVENT_TYPES, FEED_SCHEMA_VERSION } from "../services/feed_envelope.ts";
+import { FEED_EVENT_TYPES } from "../services/feed_envelope.ts";
+import { LINK_ENVIRONMENTS, METRICS_ENVIRONMENTS } from "../services/sdk_auth.ts";
+import { type ComponentName, componentSchemas } from "./openapi_schemas.ts";
 
 const json = "application/json";
-const ref = (name: string) => ({ $ref: `#/components/schemas/${name}` });
+const ref = (name: ComponentName) => ({ $ref: `#/components/schemas/${name}` });
 const error = (description: string) => ({
   description,
   content: { [json]: { schema: ref("Error") } },
@@ -15,7 +19,16 @@ const ok = (description: string, schema: unknown, type = json) => ({
   description,
   content: { [type]: { schema } },
 });
-const body = (schema: unknown) => ({ required: true, content: { [json]: { schema } } });
+/** A JSON object answer whose listed keys are always present. */
+const object = (properties: Record<string, unknown>) => ({
+  type: "object",
+  required: Object.keys(properties),
+  properties,
+});
+const body = (name: ComponentName) => ({
+  required: true,
+  content: { [json]: { schema: ref(name) } },
+});
 const pathParam = (name: string, schema: unknown = { type: "string" }) => ({
   name,
   in: "path",
@@ -23,69 +36,27 @@ const pathParam = (name: string, schema: unknown = { type: "string" }) => ({
   schema,
 });
 const projectId = pathParam("project_id", { type: "integer" });
-const sdkSecurity = [{ projectKey: [], environment: [] }];
+/** ENVIRONMENT is a plain header with a closed set of values, not a credential. */
+const environment = (values: ReadonlyMap<string, string>) => ({
+  name: "ENVIRONMENT",
+  in: "header",
+  required: true,
+  schema: { type: "string", enum: [...values.keys()] },
+});
+const linkEnvironment = environment(LINK_ENVIRONMENTS);
+const sdkSecurity = [{ projectKey: [] }];
 const adminSecurity = [{ adminToken: [] }];
-const redirect = {
-  type: "object",
-  properties: { url: { type: "string" }, open_app_if_installed: { type: "boolean" } },
-};
-const scheme = {
-  type: "string",
-  pattern: "^[A-Za-z][A-Za-z0-9+.-]*$",
-  description: "the app's URI scheme (RFC 3986), without ://; web schemes are refused",
-};
-const iosApp = {
-  type: "object",
-  additionalProperties: false,
-  required: ["team_id", "bundle_id"],
-  properties: {
-    team_id: { type: "string", pattern: "^[A-Z0-9]{10}$" },
-    bundle_id: { type: "string", pattern: "^[A-Za-z0-9-]+(\\.[A-Za-z0-9-]+)+$" },
-    app_store_id: { type: "string", pattern: "^[0-9]{1,15}$" },
-    scheme,
-  },
-};
-const androidApp = {
-  type: "object",
-  additionalProperties: false,
-  required: ["package", "sha256_cert_fingerprints"],
-  properties: {
-    package: { type: "string", pattern: "^[A-Za-z][A-Za-z0-9_]*(\\.[A-Za-z][A-Za-z0-9_]*)+$" },
-    sha256_cert_fingerprints: {
-      type: "array",
-      minItems: 1,
-      maxItems: 10,
-      items: { type: "string", pattern: "^[0-9A-Fa-f]{2}(:[0-9A-Fa-f]{2}){31}$" },
-    },
-    scheme,
-  },
-};
-const apps = {
-  type: "object",
-  additionalProperties: false,
-  properties: { ios: iosApp, android: androidApp },
-};
-const linkDomain = {
-  type: ["string", "null"],
-  description: "host name the project's links are served on (null: LINK_BASE_URL's host)",
-};
-const project = {
-  type: "object",
-  properties: {
-    link_domain: linkDomain,
-    apps,
-    id: { type: "string", description: "hashid" },
-    name: { type: "string" },
-    enterprise: { type: "boolean" },
-    created_at: { type: "string", format: "date-time" },
-    environments: {
-      type: "object",
-      properties: {
-        production: { type: "object", properties: { project_id: { type: "integer" } } },
-        test: { type: "object", properties: { project_id: { type: "integer" } } },
-      },
-    },
-  },
+/** Public routes (operations, the link host) say so explicitly. */
+const publicRoute: never[] = [];
+const adminUnauthorized = error("Admin token missing or wrong");
+/** The only 4xx a route without input can give: the HTTP server refuses the request itself. */
+const malformedRequest = { $ref: "#/components/responses/MalformedRequest" };
+const eventTypesParam = {
+  name: "event_types[]",
+  in: "query",
+  schema: { type: "array", items: { type: "string", enum: [...FEED_EVENT_TYPES] } },
+  style: "form",
+  explode: true,
 };
 
 export const OPENAPI_DOCUMENT = {
@@ -94,167 +65,34 @@ export const OPENAPI_DOCUMENT = {
     title: "Link and event feed API",
     version: "1",
     description: "SDK API ({base_url} = /api/v1/sdk), feed API, instance admin and operations.",
+    // No license file has been chosen for the project yet: until one is, nothing is granted.
+    license: { name: "No license granted yet", identifier: "LicenseRef-Proprietary" },
   },
+  servers: [{ url: "/", description: "this instance (the origin serving this document)" }],
   components: {
     securitySchemes: {
       projectKey: { type: "apiKey", in: "header", name: "PROJECT-KEY" },
-      environment: { type: "apiKey", in: "header", name: "ENVIRONMENT" },
       feedToken: { type: "http", scheme: "bearer", description: "est_… feed token" },
       adminToken: { type: "http", scheme: "bearer", description: "instance ADMIN_TOKEN" },
     },
-    schemas: {
-      Destination: {
-        type: "object",
-        properties: {
-          id: { type: "integer" },
-          url: { type: "string" },
-          event_types: { type: "array", items: { type: "string" } },
-          state: { type: "string", enum: ["active", "paused", "failing"] },
-          created_at: { type: "string", format: "date-time" },
-          last_attempt_at: { type: ["string", "null"], format: "date-time" },
-          last_success_at: { type: ["string", "null"], format: "date-time" },
-          last_error: { type: ["string", "null"] },
-          pending: { type: "integer", description: "matching events not yet delivered" },
-          dropped: { type: "integer", description: "events that expired undelivered" },
-        },
+    responses: {
+      MalformedRequest: {
+        description: "A malformed request, or more headers than the HTTP server takes " +
+          "(answered by the HTTP server, without a body)",
       },
-      Error: {
-        type: "object",
-        required: ["error"],
-        properties: {
-          error: {
-            type: "object",
-            required: ["status", "code", "message"],
-            properties: {
-              status: { type: "integer" },
-              code: { type: "string" },
-              message: { type: "string" },
-            },
-          },
-        },
-      },
-      Redirect: redirect,
-      Link: {
-        type: "object",
-        properties: {
-          id: { type: "integer" },
-          title: { type: "string" },
-          subtitle: { type: "string" },
-          path: { type: "string" },
-          access_path: { type: "string" },
-          updated_at: { type: "string", format: "date-time" },
-          generated_from_platform: { type: "string" },
-          data: { type: "object" },
-          sdk_generated: { type: "boolean" },
-          tags: { type: "array", items: { type: "string" } },
-          active: { type: "boolean" },
-          tracking_campaign: { type: ["string", "null"] },
-          tracking_source: { type: ["string", "null"] },
-          tracking_medium: { type: ["string", "null"] },
-          show_preview: { type: "boolean" },
-          image: { type: ["string", "null"] },
-          ios_custom_redirect: ref("Redirect"),
-          android_custom_redirect: ref("Redirect"),
-          desktop_custom_redirect: ref("Redirect"),
-        },
-      },
-      LinkMetrics: {
-        type: "object",
-        required: ["id", "name", "path", "total_views"],
-        properties: Object.fromEntries([
-          ["id", { type: "integer" }],
-          ["name", { type: "string" }],
-          ["path", { type: "string" }],
-          ["title", { type: "string" }],
-          ["active", { type: "boolean" }],
-          ["sdk_generated", { type: "boolean" }],
-          ["tags", { type: "array" }],
-          ["tracking_campaign", { type: "string" }],
-          ...[
-            "views",
-            "opens",
-            "installs",
-            "reinstalls",
-            "time_spent",
-            "reactivations",
-            "app_opens",
-            "user_referred",
-            "revenue",
-          ].map((n) => [`total_${n}`, { type: "integer" }]),
-        ]),
-      },
-      FeedEvent: {
-        type: "object",
-        required: ["schema_version", "id", "type", "occurred_at", "project"],
-        additionalProperties: true,
-        properties: {
-          schema_version: { type: "integer", const: FEED_SCHEMA_VERSION },
-          id: { type: "string" },
-          type: { type: "string", enum: [...FEED_EVENT_TYPES] },
-          name: { type: "string" },
-          occurred_at: { type: "string", format: "date-time" },
-          project: {
-            type: "object",
-            properties: { id: { type: "string" }, test: { type: "boolean" } },
-          },
-          device: { type: "object" },
-          user: { type: "object" },
-          link: {
-            type: "object",
-            properties: {
-              id: { type: "integer" },
-              path: { type: "string" },
-              access_path: { type: "string" },
-            },
-          },
-          attribution: { type: "object" },
-          geo: { type: "object", properties: { country: { type: "string" } } },
-          purchase: {
-            type: "object",
-            properties: {
-              transaction_id: { type: "string" },
-              version: { type: "integer" },
-              amount: { type: "integer" },
-              currency: { type: "string" },
-              product_id: { type: "string" },
-              store: { type: "string" },
-            },
-          },
-          time_spent: {
-            type: "integer",
-            minimum: 0,
-            description: "A session's length in whole seconds (session events only)",
-          },
-        },
-      },
-      Project: project,
     },
+    schemas: componentSchemas(),
   },
   paths: {
     "/api/v1/sdk/generate_link": {
       post: {
+        operationId: "generateLink",
         summary: "Generate a link",
         security: sdkSecurity,
-        requestBody: body({
-          type: "object",
-          properties: {
-            title: { type: "string" },
-            subtitle: { type: "string" },
-            image: { type: "string" },
-            data: { type: "string", description: "stringified JSON object" },
-            tags: { type: "string", description: "stringified JSON array" },
-            ios_custom_redirect: redirect,
-            android_custom_redirect: redirect,
-            desktop_custom_redirect: redirect,
-            show_preview_ios: { type: "boolean" },
-            show_preview_android: { type: "boolean" },
-            tracking_campaign: { type: "string" },
-            tracking_source: { type: "string" },
-            tracking_medium: { type: "string" },
-          },
-        }),
+        parameters: [linkEnvironment],
+        requestBody: body("GenerateLinkBody"),
         responses: {
-          200: ok("The link", { type: "object", properties: { link: { type: "string" } } }),
+          200: ok("The link's short URL", object({ link: { type: "string" } })),
           400: error("Malformed JSON, a field of the wrong shape, or a bad ENVIRONMENT"),
           401: error("PROJECT-KEY missing or unknown"),
         },
@@ -262,11 +100,12 @@ export const OPENAPI_DOCUMENT = {
     },
     "/api/v1/sdk/link/{link_path}": {
       get: {
+        operationId: "getLink",
         summary: "Get link details",
         security: sdkSecurity,
-        parameters: [pathParam("link_path")],
+        parameters: [pathParam("link_path"), linkEnvironment],
         responses: {
-          200: ok("The link", { type: "object", properties: { link: ref("Link") } }),
+          200: ok("The link", object({ link: ref("Link") })),
           400: error("Bad ENVIRONMENT"),
           401: error("PROJECT-KEY missing or unknown"),
           404: error("No such link in this environment"),
@@ -275,8 +114,10 @@ export const OPENAPI_DOCUMENT = {
     },
     "/api/v1/sdk/metrics_for_project": {
       get: {
+        operationId: "getProjectMetrics",
         summary: "Lifetime metrics of the active links, by views",
         security: sdkSecurity,
+        parameters: [environment(METRICS_ENVIRONMENTS)],
         responses: {
           200: ok("Metrics", { type: "array", items: ref("LinkMetrics") }),
           400: error("ENVIRONMENT is not production or test"),
@@ -286,18 +127,16 @@ export const OPENAPI_DOCUMENT = {
     },
     "/api/v1/sdk/events": {
       post: {
+        operationId: "ingestEvents",
         summary: `Ingest app events (1–${MAX_EVENTS} a batch, all or nothing)`,
         security: sdkSecurity,
-        requestBody: body({
-          type: "object",
-          required: ["events"],
-          properties: { events: { type: "array", minItems: 1, maxItems: MAX_EVENTS } },
-        }),
+        parameters: [linkEnvironment],
+        requestBody: body("IngestBody"),
         responses: {
-          202: ok("Stored", {
-            type: "object",
-            properties: { accepted: { type: "integer" }, duplicates: { type: "integer" } },
-          }),
+          202: ok(
+            "Stored",
+            object({ accepted: { type: "integer" }, duplicates: { type: "integer" } }),
+          ),
           400: error("An invalid event (the message names index and field)"),
           401: error("PROJECT-KEY missing or unknown"),
           413: error("Body over 1 MiB"),
@@ -306,6 +145,7 @@ export const OPENAPI_DOCUMENT = {
     },
     "/api/v1/projects/{project_id}/event_stream": {
       get: {
+        operationId: "readEventFeed",
         summary: "Read the event feed",
         security: [{ feedToken: [] }],
         parameters: [
@@ -316,34 +156,36 @@ export const OPENAPI_DOCUMENT = {
             in: "query",
             schema: { type: "integer", minimum: 1, maximum: MAX_FEED_LIMIT },
           },
-          {
-            name: "event_types[]",
-            in: "query",
-            schema: { type: "array", items: { type: "string", enum: [...FEED_EVENT_TYPES] } },
-            style: "form",
-            explode: true,
-          },
+          eventTypesParam,
         ],
         responses: {
-          200: ok("A feed page", {
-            type: "object",
-            required: ["schema_version", "events", "next_after"],
-            properties: {
+          200: ok(
+            "A feed page",
+            object({
               schema_version: { type: "integer" },
               events: { type: "array", items: ref("FeedEvent") },
               next_after: { type: "string" },
-            },
-          }),
+            }),
+          ),
           400: error("Bad cursor, limit or event type"),
           401: error("Token missing, unknown or revoked"),
           402: error("No Enterprise access"),
           403: error("Token not of this project_id"),
-          503: error("Over 120 requests a minute (Retry-After) or unavailable"),
+          503: {
+            ...error("Over 120 requests a minute (rate_limited), or the database is unreachable"),
+            headers: {
+              "Retry-After": {
+                description: "With rate_limited: seconds until a request is accepted again",
+                schema: { type: "integer", minimum: 1 },
+              },
+            },
+          },
         },
       },
     },
     "/api/v1/admin/projects": {
       get: {
+        operationId: "listProjects",
         summary: "List projects, newest first; q keeps those whose name contains it",
         security: adminSecurity,
         parameters: [{ name: "q", in: "query", schema: { type: "string", maxLength: 200 } }],
@@ -353,68 +195,53 @@ export const OPENAPI_DOCUMENT = {
             properties: { projects: { type: "array", items: ref("Project") } },
           }),
           400: error("Invalid q"),
-          401: error("Admin token missing or wrong"),
+          401: adminUnauthorized,
         },
       },
       post: {
+        operationId: "createProject",
         summary: "Create a project (its key is shown once)",
         security: adminSecurity,
-        requestBody: body({
-          type: "object",
-          required: ["name"],
-          properties: { name: { type: "string" }, enterprise: { type: "boolean" } },
-        }),
+        requestBody: body("CreateProjectBody"),
         responses: {
-          201: ok("Created", { type: "object", properties: { project: ref("Project") } }),
+          201: ok("Created", object({ project: ref("Project") })),
           400: error("Invalid body"),
-          401: error("Admin token missing or wrong"),
+          401: adminUnauthorized,
         },
       },
     },
     "/api/v1/admin/projects/{hashid}": {
       get: {
+        operationId: "getProject",
         summary: "Read a project",
         security: adminSecurity,
         parameters: [pathParam("hashid")],
         responses: {
-          200: ok("The project", { type: "object", properties: { project: ref("Project") } }),
-          401: error("Admin token missing or wrong"),
+          200: ok("The project", object({ project: ref("Project") })),
+          401: adminUnauthorized,
           404: error("No such project"),
         },
       },
       patch: {
+        operationId: "updateProject",
         summary: "Rename, grant or withdraw Enterprise, set the link domain and apps",
         description: "For link_domain, apps.ios and apps.android: absent leaves the setting, " +
           "null removes it, a value replaces it. A domain used by another project, or any " +
           "malformed value, is 400 invalid_field naming the field, and nothing changes.",
         security: adminSecurity,
         parameters: [pathParam("hashid")],
-        requestBody: body({
-          type: "object",
-          properties: {
-            name: { type: "string" },
-            enterprise: { type: "boolean" },
-            link_domain: linkDomain,
-            apps: {
-              type: "object",
-              additionalProperties: false,
-              properties: {
-                ios: { oneOf: [iosApp, { type: "null" }] },
-                android: { oneOf: [androidApp, { type: "null" }] },
-              },
-            },
-          },
-        }),
+        requestBody: body("UpdateProjectBody"),
         responses: {
-          200: ok("The project", { type: "object", properties: { project: ref("Project") } }),
+          200: ok("The project", object({ project: ref("Project") })),
           400: error("Invalid body"),
-          401: error("Admin token missing or wrong"),
+          401: adminUnauthorized,
           404: error("No such project"),
         },
       },
     },
     "/api/v1/admin/projects/{hashid}/regenerate_key": {
       post: {
+        operationId: "regenerateProjectKey",
         summary: "Replace the project key (the old one stops at once)",
         security: adminSecurity,
         parameters: [pathParam("hashid")],
@@ -423,71 +250,60 @@ export const OPENAPI_DOCUMENT = {
             type: "object",
             properties: { project_key: { type: "string" } },
           }),
-          401: error("Admin token missing or wrong"),
+          401: adminUnauthorized,
           404: error("No such project"),
         },
       },
     },
     "/api/v1/projects/{project_id}/event_stream_tokens": {
       post: {
+        operationId: "createFeedToken",
         summary: "Create a feed token (its value is shown once; starts capture)",
         security: adminSecurity,
         parameters: [projectId],
-        requestBody: body({
-          type: "object",
-          required: ["name"],
-          properties: { name: { type: "string" } },
-        }),
+        requestBody: body("CreateFeedTokenBody"),
         responses: {
-          201: ok("Created", { type: "object", properties: { token: { type: "object" } } }),
+          201: ok("Created", object({ token: ref("CreatedFeedToken") })),
           400: error("Invalid body"),
-          401: error("Admin token missing or wrong"),
+          401: adminUnauthorized,
           402: error("No Enterprise access"),
           404: error("No such project_id"),
         },
       },
       get: {
+        operationId: "listFeedTokens",
         summary: "List active feed tokens",
         security: adminSecurity,
         parameters: [projectId],
         responses: {
-          200: ok("Tokens", { type: "object", properties: { tokens: { type: "array" } } }),
-          401: error("Admin token missing or wrong"),
+          200: ok("Tokens", object({ tokens: { type: "array", items: ref("FeedToken") } })),
+          401: adminUnauthorized,
           404: error("No such project_id"),
         },
       },
     },
     "/api/v1/projects/{project_id}/event_stream_tokens/{token_id}": {
       delete: {
+        operationId: "revokeFeedToken",
         summary: "Revoke a feed token",
         security: adminSecurity,
         parameters: [projectId, pathParam("token_id", { type: "integer" })],
         responses: {
           204: { description: "Revoked" },
-          401: error("Admin token missing or wrong"),
+          401: adminUnauthorized,
           404: error("No such token"),
         },
       },
     },
     "/api/v1/projects/{project_id}/destinations": {
       post: {
+        operationId: "createDestination",
         summary: "Register a push destination (starts capture); its signing secret is shown once",
         description: "See docs/webhooks.md. Loopback, private, link-local, multicast and " +
           "unspecified addresses are refused unless DESTINATIONS_ALLOW_PRIVATE=true.",
         security: adminSecurity,
         parameters: [projectId],
-        requestBody: body({
-          type: "object",
-          required: ["url"],
-          properties: {
-            url: { type: "string", description: "http(s), no credentials" },
-            event_types: {
-              type: "array",
-              items: { type: "string" },
-              description: "feed event types to deliver; omitted or empty: all",
-            },
-          },
-        }),
+        requestBody: body("CreateDestinationBody"),
         responses: {
           201: ok("Created", {
             type: "object",
@@ -501,11 +317,12 @@ export const OPENAPI_DOCUMENT = {
             },
           }),
           400: error("Invalid body, unknown event type or refused address"),
-          401: error("Admin token missing or wrong"),
+          401: adminUnauthorized,
           404: error("No such project_id"),
         },
       },
       get: {
+        operationId: "listDestinations",
         summary: "List destinations with their delivery status",
         security: adminSecurity,
         parameters: [projectId],
@@ -514,44 +331,43 @@ export const OPENAPI_DOCUMENT = {
             type: "object",
             properties: { destinations: { type: "array", items: ref("Destination") } },
           }),
-          401: error("Admin token missing or wrong"),
+          401: adminUnauthorized,
           404: error("No such project_id"),
         },
       },
     },
     "/api/v1/projects/{project_id}/destinations/{destination_id}": {
       patch: {
+        operationId: "updateDestination",
         summary: "Pause or resume a destination (a paused one keeps its place)",
         security: adminSecurity,
         parameters: [projectId, pathParam("destination_id", { type: "integer" })],
-        requestBody: body({
-          type: "object",
-          required: ["paused"],
-          properties: { paused: { type: "boolean" } },
-        }),
+        requestBody: body("PatchDestinationBody"),
         responses: {
           200: ok("Updated", {
             type: "object",
             properties: { destination: ref("Destination") },
           }),
           400: error("Invalid body"),
-          401: error("Admin token missing or wrong"),
+          401: adminUnauthorized,
           404: error("No such destination"),
         },
       },
       delete: {
+        operationId: "deleteDestination",
         summary: "Delete a destination (stops delivery; stops capture when nothing else reads)",
         security: adminSecurity,
         parameters: [projectId, pathParam("destination_id", { type: "integer" })],
         responses: {
           204: { description: "Deleted" },
-          401: error("Admin token missing or wrong"),
+          401: adminUnauthorized,
           404: error("No such destination"),
         },
       },
     },
     "/api/v1/projects/{project_id}/destinations/{destination_id}/rotate_secret": {
       post: {
+        operationId: "rotateDestinationSecret",
         summary: "New signing secret; the old one also signs for 24 h",
         security: adminSecurity,
         parameters: [projectId, pathParam("destination_id", { type: "integer" })],
@@ -560,13 +376,14 @@ export const OPENAPI_DOCUMENT = {
             type: "object",
             properties: { secret: { type: "string", description: "whsec_…, shown once" } },
           }),
-          401: error("Admin token missing or wrong"),
+          401: adminUnauthorized,
           404: error("No such destination"),
         },
       },
     },
     "/api/v1/projects/{project_id}/destinations/{destination_id}/test": {
       post: {
+        operationId: "testDestination",
         summary: 'One signed delivery with "events": [] and "test": true, now',
         security: adminSecurity,
         parameters: [projectId, pathParam("destination_id", { type: "integer" })],
@@ -579,31 +396,29 @@ export const OPENAPI_DOCUMENT = {
               duration_ms: { type: "integer" },
             },
           }),
-          401: error("Admin token missing or wrong"),
+          401: adminUnauthorized,
           404: error("No such destination"),
         },
       },
     },
     "/api/v1/projects/{project_id}/links/{link_path}": {
       patch: {
+        operationId: "setLinkActive",
         summary: "Activate or deactivate a link",
         security: adminSecurity,
         parameters: [projectId, pathParam("link_path")],
-        requestBody: body({
-          type: "object",
-          required: ["active"],
-          properties: { active: { type: "boolean" } },
-        }),
+        requestBody: body("PatchLinkBody"),
         responses: {
-          200: ok("The link", { type: "object", properties: { link: ref("Link") } }),
+          200: ok("The link", object({ link: ref("Link") })),
           400: error("Invalid body"),
-          401: error("Admin token missing or wrong"),
+          401: adminUnauthorized,
           404: error("No such link"),
         },
       },
     },
     "/api/v1/projects/{project_id}/links": {
       get: {
+        operationId: "listDashboardLinks",
         summary: "Links made in the dashboard (never generate_link's), newest first, 20 a page",
         security: adminSecurity,
         parameters: [
@@ -622,28 +437,7 @@ export const OPENAPI_DOCUMENT = {
             properties: {
               links: {
                 type: "array",
-                items: {
-                  allOf: [ref("Link"), {
-                    type: "object",
-                    properties: {
-                      counters: {
-                        type: "object",
-                        properties: Object.fromEntries(
-                          [
-                            "views",
-                            "opens",
-                            "installs",
-                            "reinstalls",
-                            "reactivations",
-                            "app_opens",
-                            "user_referred",
-                            "revenue",
-                          ].map((n) => [`total_${n}`, { type: "integer" }]),
-                        ),
-                      },
-                    },
-                  }],
-                },
+                items: ref("DashboardLink"),
               },
               page: { type: "integer" },
               per_page: { type: "integer" },
@@ -651,44 +445,29 @@ export const OPENAPI_DOCUMENT = {
             },
           }),
           400: error("Invalid q or page"),
-          401: error("Admin token missing or wrong"),
+          401: adminUnauthorized,
           404: error("No such project_id"),
         },
       },
       post: {
+        operationId: "createDashboardLink",
         summary: "Make a link as the dashboard does (generated_from_platform Dashboard)",
         description: "The fields of generate_link, with data as a JSON object and tags as an " +
           "array of strings (not strings holding JSON).",
         security: adminSecurity,
         parameters: [projectId],
-        requestBody: body({
-          type: "object",
-          properties: {
-            title: { type: "string" },
-            subtitle: { type: "string" },
-            image: { type: "string" },
-            data: { type: "object" },
-            tags: { type: "array", items: { type: "string" } },
-            ios_custom_redirect: ref("Redirect"),
-            android_custom_redirect: ref("Redirect"),
-            desktop_custom_redirect: ref("Redirect"),
-            show_preview_ios: { type: "boolean" },
-            show_preview_android: { type: "boolean" },
-            tracking_campaign: { type: "string" },
-            tracking_source: { type: "string" },
-            tracking_medium: { type: "string" },
-          },
-        }),
+        requestBody: body("NewLinkBody"),
         responses: {
-          201: ok("The link", { type: "object", properties: { link: ref("Link") } }),
+          201: ok("The link", object({ link: ref("Link") })),
           400: error("Invalid body"),
-          401: error("Admin token missing or wrong"),
+          401: adminUnauthorized,
           404: error("No such project_id"),
         },
       },
     },
     "/api/v1/projects/{project_id}/events_per_day": {
       get: {
+        operationId: "getEventsPerDay",
         summary: "Recorded events per UTC day and type, from the analytics history",
         security: adminSecurity,
         parameters: [
@@ -718,13 +497,14 @@ export const OPENAPI_DOCUMENT = {
             },
           }),
           400: error("Invalid days"),
-          401: error("Admin token missing or wrong"),
+          401: adminUnauthorized,
           404: error("No such project_id"),
         },
       },
     },
     "/api/v1/projects/{project_id}/export": {
       get: {
+        operationId: "exportEvents",
         summary: "Stream the environment's analytics history as NDJSON (at most 31 days)",
         security: adminSecurity,
         parameters: [
@@ -741,13 +521,7 @@ export const OPENAPI_DOCUMENT = {
             required: true,
             schema: { type: "string", format: "date-time" },
           },
-          {
-            name: "event_types[]",
-            in: "query",
-            schema: { type: "array", items: { type: "string", enum: [...FEED_EVENT_TYPES] } },
-            style: "form",
-            explode: true,
-          },
+          eventTypesParam,
         ],
         responses: {
           200: {
@@ -760,31 +534,60 @@ export const OPENAPI_DOCUMENT = {
             },
           },
           400: error("Bad from/to or event type"),
-          401: error("Admin token missing or wrong"),
+          401: adminUnauthorized,
           404: error("No such project_id"),
         },
       },
     },
     "/healthz": {
-      get: { summary: "The process answers", responses: { 200: { description: "ok" } } },
+      get: {
+        operationId: "getHealth",
+        summary: "The process answers",
+        security: publicRoute,
+        responses: {
+          200: ok("ok", object({ status: { const: "ok" } })),
+          400: malformedRequest,
+        },
+      },
     },
     "/readyz": {
       get: {
+        operationId: "getReadiness",
         summary: "The database answers",
-        responses: { 200: { description: "ready" }, 503: error("Database unreachable") },
+        security: publicRoute,
+        responses: {
+          200: ok("ready", object({ status: { const: "ready" } })),
+          400: malformedRequest,
+          503: error("Database unreachable (code unavailable)"),
+        },
       },
     },
     "/openapi.json": {
-      get: { summary: "This document", responses: { 200: { description: "OpenAPI 3.1" } } },
+      get: {
+        operationId: "getOpenApiDocument",
+        summary: "This document",
+        security: publicRoute,
+        responses: {
+          200: ok("OpenAPI 3.1", { type: "object" }),
+          400: malformedRequest,
+        },
+      },
     },
     "/docs": {
       get: {
+        operationId: "getApiReference",
         summary: "This document as a readable page (works offline)",
-        responses: { 200: ok("The reference page", { type: "string" }, "text/html") },
+        security: publicRoute,
+        responses: {
+          200: ok("The reference page", { type: "string" }, "text/html"),
+          400: malformedRequest,
+        },
       },
     },
     "/{path}": {
       get: {
+        operationId: "openLink",
+        security: publicRoute,
         summary: "The link host: redirect, open-app page or preview page",
         description: "Served by Host: a project's links only on its link domain, projects " +
           "without one on LINK_BASE_URL's host (and localhost or an IP address).",
@@ -804,6 +607,8 @@ export const OPENAPI_DOCUMENT = {
     },
     "/.well-known/apple-app-site-association": {
       get: {
+        operationId: "getAppleAppSiteAssociation",
+        security: publicRoute,
         summary: "iOS universal links: the iOS apps of the projects served on this host",
         responses: {
           200: ok("applinks.details[] with appIDs and components", { type: "object" }),
@@ -814,6 +619,8 @@ export const OPENAPI_DOCUMENT = {
     },
     "/.well-known/assetlinks.json": {
       get: {
+        operationId: "getAssetLinks",
+        security: publicRoute,
         summary: "Android App Links: the Android apps of the projects served on this host",
         responses: {
           200: ok("Digital Asset Links statements", { type: "array" }),
@@ -824,10 +631,13 @@ export const OPENAPI_DOCUMENT = {
     },
     "/open-app.js": {
       get: {
+        operationId: "getOpenAppScript",
+        security: publicRoute,
         summary: "The script of the iOS open-app page",
         responses: {
           200: ok("JavaScript", { type: "string" }, "text/javascript"),
           304: { description: "Not modified (If-None-Match)" },
+          400: malformedRequest,
         },
       },
     },

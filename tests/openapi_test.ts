@@ -1,6 +1,11 @@
 import assert from "node:assert/strict";
 import { OPENAPI_DOCUMENT } from "../rest/openapi.ts";
-import { call, startTestServer } from "./helpers/server.ts";
+import { call, createProject, startTestServer } from "./helpers/server.ts";
+import { MAX_EVENTS } from "../inputs/events.ts";
+import { MAX_TITLE } from "../inputs/links.ts";
+import { ERROR_STATUS } from "../services/errors.ts";
+import { FEED_EVENT_TYPES, INGESTED_EVENT_TYPES } from "../services/feed_envelope.ts";
+import { LINK_ENVIRONMENTS } from "../services/sdk_auth.ts";
 import { createApp } from "../app.ts";
 
 const srv = await startTestServer();
@@ -41,4 +46,121 @@ Deno.test("every REST route the app serves is described in /openapi.json", () =>
   assert.ok(served.length >= 15, `too few routes listed: ${served.join(", ")}`);
   const missing = served.filter((r) => !documented.has(r));
   assert.deepEqual(missing, []);
+});
+
+// The document as a client reads it (JSON), without the literal types of the module.
+// deno-lint-ignore no-explicit-any
+const doc: any = JSON.parse(JSON.stringify(OPENAPI_DOCUMENT));
+
+type Operation = {
+  operationId?: string;
+  security?: unknown[];
+  responses: Record<string, unknown>;
+  parameters?: { name: string; in: string; schema: { enum?: string[] } }[];
+};
+const operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
+  Object.entries(ops as Record<string, Operation>).map(([method, op]) => ({
+    name: `${method.toUpperCase()} ${path}`,
+    op,
+  }))
+);
+
+Deno.test("every operation has a unique operationId, security and a 4xx answer", () => {
+  assert.ok(operations.length >= 30, `only ${operations.length} operations`);
+  const ids = operations.map(({ op }) => op.operationId);
+  assert.deepEqual(ids.filter((id) => typeof id !== "string" || !/^[a-z][A-Za-z]+$/.test(id)), []);
+  assert.equal(new Set(ids).size, ids.length, "operationIds repeat");
+  assert.deepEqual(
+    operations.filter(({ op }) => !Array.isArray(op.security)).map((o) => o.name),
+    [],
+  );
+  assert.deepEqual(
+    operations.filter(({ op }) => !Object.keys(op.responses).some((s) => /^4\d\d$/.test(s)))
+      .map((o) => o.name),
+    [],
+  );
+  // Only operations and the link host are public; every /api/ route names its credential.
+  const publicApi = operations.filter(({ name, op }) =>
+    name.includes(" /api/") && op.security!.length === 0
+  );
+  assert.deepEqual(publicApi.map((o) => o.name), []);
+  assert.ok(doc.servers.length > 0);
+  assert.ok(doc.info.license.name);
+});
+
+Deno.test("closed sets are enums: ENVIRONMENT, event types, error codes", () => {
+  const schemas = doc.components.schemas;
+  assert.deepEqual(schemas.Error.properties.error, {
+    type: "object",
+    properties: {
+      status: { type: "integer" },
+      code: { type: "string", enum: Object.keys(ERROR_STATUS) },
+      message: { type: "string" },
+    },
+    required: ["status", "code", "message"],
+  });
+  assert.deepEqual(schemas.FeedEvent.properties.type.enum, [...FEED_EVENT_TYPES]);
+  const environments = Object.fromEntries(
+    operations.flatMap(({ name, op }) =>
+      (op.parameters ?? []).filter((p) => p.name === "ENVIRONMENT").map((p) => [name, p])
+    ),
+  );
+  assert.deepEqual(environments["POST /api/v1/sdk/generate_link"]!.schema.enum, [
+    ...LINK_ENVIRONMENTS.keys(),
+  ]);
+  assert.deepEqual(environments["GET /api/v1/sdk/metrics_for_project"]!.schema.enum, [
+    "production",
+    "test",
+  ]);
+  assert.equal(Object.keys(environments).length, 4);
+  const feed503 = doc.paths["/api/v1/projects/{project_id}/event_stream"].get
+    .responses[503];
+  assert.equal(feed503.headers["Retry-After"].schema.type, "integer");
+});
+
+Deno.test("Link and LinkMetrics mark what is always present as required", () => {
+  const { Link, LinkMetrics } = doc.components.schemas;
+  assert.deepEqual([...Link.required as string[]].sort(), Object.keys(Link.properties).sort());
+  // The contract lets a metrics item without a campaign leave tracking_campaign out.
+  assert.deepEqual(
+    [...LinkMetrics.required as string[]].sort(),
+    Object.keys(LinkMetrics.properties).filter((k) => k !== "tracking_campaign").sort(),
+  );
+});
+
+Deno.test("request bodies are the schemas the handlers parse with", async () => {
+  const schemas = doc.components.schemas;
+  // Limits come from inputs/: the same constants the validation enforces.
+  const generate = schemas.GenerateLinkBody.properties as Record<string, { maxLength?: number }>;
+  assert.equal(generate.title!.maxLength, MAX_TITLE);
+  const ingestBody = schemas.IngestBody.properties.events as { maxItems: number };
+  assert.equal(ingestBody.maxItems, MAX_EVENTS);
+  const event = schemas.IngestedEvent.properties as Record<string, { enum?: string[] }>;
+  assert.deepEqual(event.type!.enum, [...INGESTED_EVENT_TYPES]);
+  assert.deepEqual(schemas.IosApp.required, ["team_id", "bundle_id"]);
+
+  // And the server refuses what the document says it refuses: a title over the maxLength.
+  const project = await createProject(srv.url);
+  const res = await call(srv.url, "POST", "/api/v1/sdk/generate_link", {
+    headers: { "PROJECT-KEY": project.key, ENVIRONMENT: "production" },
+    body: { title: "t".repeat(generate.title!.maxLength! + 1) },
+  });
+  assert.equal(res.status, 400, res.text);
+  assert.equal(res.body.error.code, "invalid_field");
+});
+
+Deno.test("deno task openapi writes the served document", async () => {
+  const file = await Deno.makeTempFile({ suffix: ".json" });
+  try {
+    const out = await new Deno.Command(Deno.execPath(), {
+      args: ["task", "--quiet", "openapi", file],
+      stdout: "piped",
+      stderr: "piped",
+    }).output();
+    assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+    const served = await call(srv.url, "GET", "/openapi.json");
+    assert.deepEqual(JSON.parse(await Deno.readTextFile(file)), served.body);
+  } finally {
+    await Deno.remove(file);
+  }
 });

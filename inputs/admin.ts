@@ -1,0 +1,16 @@
+// Request bodies of the instance admin routes (rest/admin.ts); rest/openapi_schemas.ts
+// describes them from these same schemas.
+import { z } from "zod";
+import { text } from "./common.ts";
+import { projectSettings } from "./project_settings.ts";
+
+const name = text(200).trim().min(1);
+export const createProjectBody = z.object({ name, enterprise: z.boolean().default(false) });
+export const updateProjectBody = projectSettings.extend({
+  name: name.optional(),
+  enterprise: z.boolean().optional(),
+}).refine((b) => Object.values(b).some((v) => v !== undefined), {
+  message: "give name, enterprise, link_domain or apps",
+});
+export const createTokenBody = z.object({ name });
+export const patchLinkBody = z.object({ active: z.boolean() });

@@ -1,0 +1,242 @@
+// The OpenAPI document's components/schemas, derived from zod. Request bodies are the very
+// schemas the handlers parse with (inputs/, rest/admin.ts); responses are zod schemas of the
+// output shapes, each checked at compile time against the service type it serialises, so a
+// field added to a service shape fails `deno task check` until it is described here.
+import { z } from "zod";
+import { ERROR_STATUS } from "../services/errors.ts";
+import {
+  FEED_EVENT_TYPES,
+  FEED_SCHEMA_VERSION,
+  type FeedEnvelope,
+} from "../services/feed_envelope.ts";
+import type { Link } from "../services/links.ts";
+import type { LinkMetrics } from "../services/metrics.ts";
+import type { Project } from "../services/projects.ts";
+import type { DestinationStatus } from "../services/destinations.ts";
+import type { CreatedFeedToken, FeedTokenSummary } from "../services/feed_tokens.ts";
+import type { LinkCounters } from "../services/dashboard_links.ts";
+import { eventInput, ingestBody, purchaseInput } from "../inputs/events.ts";
+import { generateLinkBody, newLinkInput, redirectInput } from "../inputs/links.ts";
+import { androidApp, iosApp } from "../inputs/project_settings.ts";
+import { createDestinationBody, patchDestinationBody } from "../inputs/destinations.ts";
+import {
+  createProjectBody,
+  createTokenBody,
+  patchLinkBody,
+  updateProjectBody,
+} from "../inputs/admin.ts";
+
+// Compile time: a zod shape's type and the service's type are the same (optional keys aside).
+type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
+
+const dateTime = z.string().meta({ format: "date-time" });
+const nullableDateTime = dateTime.nullable();
+
+export const errorSchema = z.object({
+  error: z.object({
+    status: z.int(),
+    code: z.enum(Object.keys(ERROR_STATUS) as [keyof typeof ERROR_STATUS]),
+    message: z.string(),
+  }),
+}).meta({ description: "The one error body of every REST route" });
+
+export const linkSchema = z.object({
+  id: z.int(),
+  title: z.string(),
+  subtitle: z.string(),
+  path: z.string(),
+  access_path: z.string().meta({ description: "the full short URL" }),
+  updated_at: dateTime,
+  generated_from_platform: z.string(),
+  data: z.record(z.string(), z.unknown()),
+  sdk_generated: z.boolean(),
+  tags: z.array(z.unknown()),
+  active: z.boolean(),
+  tracking_campaign: z.string().nullable(),
+  tracking_source: z.string().nullable(),
+  tracking_medium: z.string().nullable(),
+  show_preview: z.boolean(),
+  image: z.string().nullable(),
+  ios_custom_redirect: redirectInput,
+  android_custom_redirect: redirectInput,
+  desktop_custom_redirect: redirectInput,
+});
+const _link: Same<z.output<typeof linkSchema>, Link> = true;
+
+const total = z.int().min(0);
+export const linkMetricsSchema = z.object({
+  id: z.int(),
+  name: z.string().meta({ description: "the title, or the path when the title is empty" }),
+  path: z.string(),
+  title: z.string(),
+  active: z.boolean(),
+  sdk_generated: z.boolean(),
+  tags: z.array(z.unknown()),
+  // The contract lets an item without a campaign leave the field out (never null).
+  tracking_campaign: z.string().optional().meta({ description: "absent without a campaign" }),
+  total_views: total,
+  total_opens: total,
+  total_installs: total,
+  total_reinstalls: total,
+  total_time_spent: total,
+  total_reactivations: total,
+  total_app_opens: total,
+  total_user_referred: total,
+  total_revenue: z.int().meta({ description: "minor currency units (refunds subtract)" }),
+});
+const _metrics: Same<z.output<typeof linkMetricsSchema>, LinkMetrics> = true;
+
+const counters = z.object({
+  total_views: total,
+  total_opens: total,
+  total_installs: total,
+  total_reinstalls: total,
+  total_reactivations: total,
+  total_app_opens: total,
+  total_user_referred: total,
+  total_revenue: z.int(),
+});
+const _counters: Same<z.output<typeof counters>, LinkCounters> = true;
+export const dashboardLinkSchema = linkSchema.extend({ counters });
+
+const jsonRecord = z.record(z.string(), z.unknown());
+export const feedEventSchema = z.object({
+  schema_version: z.int().meta({ const: FEED_SCHEMA_VERSION }),
+  id: z.string().meta({ description: "evt_ + a sortable unique id, stable across redeliveries" }),
+  type: z.enum(FEED_EVENT_TYPES).meta({
+    description: "new types may be added within a schema_version: keep unknown ones readable",
+  }),
+  name: z.string().optional().meta({
+    description: "the custom event's name, or a purchase's store action",
+  }),
+  occurred_at: dateTime,
+  project: z.object({ id: z.string(), test: z.boolean() }),
+  device: jsonRecord.optional(),
+  user: jsonRecord.optional(),
+  link: z.object({ id: z.int(), path: z.string(), access_path: z.string() }).optional(),
+  attribution: jsonRecord.optional(),
+  geo: z.object({
+    country: z.string().meta({ description: "ISO 3166-1 alpha-2" }),
+  }).optional(),
+  purchase: z.object({
+    transaction_id: z.string(),
+    version: z.int(),
+    amount: z.int().meta({ description: "minor currency units" }),
+    currency: z.string(),
+    product_id: z.string(),
+    store: z.string(),
+  }).optional(),
+  time_spent: z.int().min(0).optional().meta({
+    description: "a session's length in whole seconds (session events only)",
+  }),
+});
+const _feedEvent: Same<z.output<typeof feedEventSchema>, FeedEnvelope> = true;
+
+export const projectSchema = z.object({
+  id: z.string().meta({ description: "hashid" }),
+  name: z.string(),
+  enterprise: z.boolean(),
+  created_at: dateTime,
+  environments: z.object({
+    production: z.object({ project_id: z.int() }),
+    test: z.object({ project_id: z.int() }),
+  }),
+  link_domain: z.string().nullable().meta({
+    description: "host name the project's links are served on (null: LINK_BASE_URL's host)",
+  }),
+  apps: z.object({ ios: iosApp.optional(), android: androidApp.optional() }),
+});
+const _project: Same<z.output<typeof projectSchema>, Project> = true;
+
+export const destinationSchema = z.object({
+  id: z.int(),
+  url: z.string(),
+  event_types: z.array(z.string()),
+  state: z.enum(["active", "paused", "failing"]),
+  created_at: dateTime,
+  last_attempt_at: nullableDateTime,
+  last_success_at: nullableDateTime,
+  last_error: z.string().nullable(),
+  pending: z.int().meta({ description: "matching events not yet delivered" }),
+  dropped: z.int().meta({ description: "matching events that expired undelivered" }),
+});
+const _destination: Same<z.output<typeof destinationSchema>, DestinationStatus> = true;
+
+export const feedTokenSchema = z.object({
+  id: z.int(),
+  name: z.string(),
+  hint: z.string().meta({ description: "the token's last characters" }),
+  created_at: dateTime,
+  last_used_at: nullableDateTime,
+});
+const _token: Same<z.output<typeof feedTokenSchema>, FeedTokenSummary> = true;
+
+export const createdFeedTokenSchema = z.object({
+  id: z.int(),
+  name: z.string(),
+  value: z.string().meta({ description: "est_…, shown only in this answer" }),
+  created_at: dateTime,
+  last_used_at: z.null(),
+});
+const _created: Same<z.output<typeof createdFeedTokenSchema>, CreatedFeedToken> = true;
+
+/**
+ * Every named component, by its name in the document. A route's request body or response refers
+ * to one with `ref(name)` (rest/openapi.ts); zod turns every nested use of a named schema into a
+ * $ref to it, so `Redirect`, `IosApp` or `Purchase` are described once.
+ */
+const COMPONENTS = {
+  Error: errorSchema,
+  Link: linkSchema,
+  DashboardLink: dashboardLinkSchema,
+  LinkMetrics: linkMetricsSchema,
+  FeedEvent: feedEventSchema,
+  Project: projectSchema,
+  Destination: destinationSchema,
+  FeedToken: feedTokenSchema,
+  CreatedFeedToken: createdFeedTokenSchema,
+  Redirect: redirectInput,
+  Purchase: purchaseInput,
+  IosApp: iosApp,
+  AndroidApp: androidApp,
+  // Request bodies: the schemas the handlers parse with.
+  GenerateLinkBody: generateLinkBody,
+  NewLinkBody: newLinkInput,
+  IngestBody: ingestBody,
+  IngestedEvent: eventInput,
+  CreateProjectBody: createProjectBody,
+  UpdateProjectBody: updateProjectBody,
+  CreateFeedTokenBody: createTokenBody,
+  PatchLinkBody: patchLinkBody,
+  CreateDestinationBody: createDestinationBody,
+  PatchDestinationBody: patchDestinationBody,
+} satisfies Record<string, z.ZodType>;
+
+export type ComponentName = keyof typeof COMPONENTS;
+
+/**
+ * The JSON Schemas (2020-12, as OpenAPI 3.1 takes them) of every component. Request schemas are
+ * converted on their input side: what a client sends, before transforms. The few values zod
+ * checks with code alone (JSON objects) become `type: object`.
+ */
+export function componentSchemas(): Record<ComponentName, Record<string, unknown>> {
+  const registry = z.registry<{ id: string }>();
+  for (const [id, schema] of Object.entries(COMPONENTS)) registry.add(schema, { id });
+  const { schemas } = z.toJSONSchema(registry, {
+    io: "input",
+    uri: (id) => `#/components/schemas/${id}`,
+    unrepresentable: ({ zodSchema }) =>
+      zodSchema._zod.def.type === "custom" ? { type: "object" } : "throw",
+    // z.int()'s safe-integer bounds say nothing a client needs.
+    override: ({ jsonSchema }) => {
+      if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum;
+      if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
+    },
+  });
+  const out: Record<string, Record<string, unknown>> = {};
+  for (const [id, schema] of Object.entries(schemas)) {
+    const { $schema: _s, $id: _i, ...rest } = schema as Record<string, unknown>;
+    out[id] = rest;
+  }
+  return out as Record<ComponentName, Record<string, unknown>>;
+}
