@@ -31,6 +31,7 @@ import {
 import { signIn, signOut } from "../services/sessions.ts";
 import { getAsset } from "./assets.ts";
 import { destinationPages } from "./destination_routes.tsx";
+import { settingsPages } from "./settings_routes.tsx";
 import { emptyLinkForm, formText, parseLinkForm } from "./forms.ts";
 import { envBase } from "./layout.tsx";
 import { ErrorPage } from "./pages/error.tsx";
@@ -233,6 +234,9 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
       />,
     );
   });
+
+  // POST /dashboard/projects/:hashid/apps[/remove] – link domain and apps
+  settingsPages(app, deps, { page });
 
   async function loadEnv(c: Context<DashboardEnv>) {
     const env = await getEnvironmentOrThrow(sql, c.req.param("project_id") ?? "");
