@@ -31,7 +31,7 @@ export function DomainAndApps(props: {
   return (
     <section class="card" aria-labelledby="apps-h">
       <h2 id="apps-h">Link domain and apps</h2>
-      <p class="muted">
+      <p class="muted apps-intro">
         With a link domain, this project's links are served on <code>https://&lt;domain&gt;/…</code>
         {" "}
         (point its DNS at this service and terminate TLS in front of it); with its apps, that host

@@ -162,6 +162,9 @@ export function ProjectPage(props: {
                   <a href={`${base}/tokens`}>Feed tokens</a>
                 </li>
                 <li>
+                  <a href={`${base}/destinations`}>Destinations</a>
+                </li>
+                <li>
                   <a href={`${base}/export`}>Export</a>
                 </li>
               </ul>
