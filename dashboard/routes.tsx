@@ -6,7 +6,7 @@ import type { HtmlEscapedString } from "hono/utils/html";
 import { renderSVG } from "uqr";
 import { z } from "zod";
 import { chartQuery, listQuery } from "../inputs/dashboard.ts";
-import { httpUrl, text } from "../inputs/common.ts";
+import { text } from "../inputs/common.ts";
 import {
   createDashboardLink,
   getDashboardLink,
@@ -15,11 +15,6 @@ import {
 } from "../services/dashboard_links.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { ApiError, classifyError, ERROR_STATUS } from "../services/errors.ts";
-import {
-  createDestination,
-  deleteDestination,
-  listDestinations,
-} from "../services/destinations.ts";
 import { eventsPerDay } from "../services/events_per_day.ts";
 import { planExport, streamExport } from "../services/export.ts";
 import { createFeedToken, listFeedTokens, revokeFeedToken } from "../services/feed_tokens.ts";
@@ -35,9 +30,10 @@ import {
 } from "../services/projects.ts";
 import { signIn, signOut } from "../services/sessions.ts";
 import { getAsset } from "./assets.ts";
+import { destinationPages } from "./destination_routes.tsx";
+import { settingsPages } from "./settings_routes.tsx";
 import { emptyLinkForm, formText, parseLinkForm } from "./forms.ts";
 import { envBase } from "./layout.tsx";
-import { DestinationsPage, RemoveDestinationPage } from "./pages/destinations.tsx";
 import { ErrorPage } from "./pages/error.tsx";
 import { ExportPage } from "./pages/export.tsx";
 import { LinkPage, LinksPage, NewLinkPage } from "./pages/links.tsx";
@@ -239,6 +235,9 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
     );
   });
 
+  // POST /dashboard/projects/:hashid/apps[/remove] – link domain and apps
+  settingsPages(app, deps, { page });
+
   async function loadEnv(c: Context<DashboardEnv>) {
     const env = await getEnvironmentOrThrow(sql, c.req.param("project_id") ?? "");
     const project = await getProjectOrThrow(sql, env.hashid);
@@ -298,64 +297,8 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
     return c.redirect(`${envBase(env.id)}/tokens?revoked=1`, 303);
   });
 
-  // GET /dashboard/environments/:project_id/destinations – push destinations and the add form
-  app.get("/environments/:project_id/destinations", async (c) => {
-    const ctx = await loadEnv(c);
-    const destinations = await listDestinations(sql, clock, String(ctx.env.id));
-    const notice = c.req.query("removed") === "1"
-      ? "The destination was removed."
-      : c.req.query("added") === "1"
-      ? "Destination added."
-      : undefined;
-    return page(c, <DestinationsPage {...ctx} destinations={destinations} notice={notice} />);
-  });
-
-  // POST /dashboard/environments/:project_id/destinations – register one (starts capture)
-  app.post("/environments/:project_id/destinations", async (c) => {
-    const ctx = await loadEnv(c);
-    const form = await c.req.parseBody();
-    const url = httpUrl.safeParse(formText(form, "url").trim());
-    if (!url.success) {
-      const destinations = await listDestinations(sql, clock, String(ctx.env.id));
-      return page(
-        c,
-        <DestinationsPage
-          {...ctx}
-          destinations={destinations}
-          url={formText(form, "url")}
-          error={`URL ${url.error.issues[0]!.message}.`}
-        />,
-        400,
-      );
-    }
-    await createDestination(
-      sql,
-      {
-        clock,
-        cursorSecret: deps.cursorSecret,
-        allowPrivate: deps.config.destinationsAllowPrivate,
-      },
-      String(ctx.env.id),
-      { url: url.data, eventTypes: [] },
-    );
-    return c.redirect(`${envBase(ctx.env.id)}/destinations?added=1`, 303);
-  });
-
-  // GET /dashboard/environments/:project_id/destinations/:id/delete – asks before removing
-  app.get("/environments/:project_id/destinations/:destination_id/delete", async (c) => {
-    const ctx = await loadEnv(c);
-    const destination = (await listDestinations(sql, clock, String(ctx.env.id)))
-      .find((d) => String(d.id) === c.req.param("destination_id"));
-    if (!destination) throw new ApiError("not_found", "There is no such destination here.");
-    return page(c, <RemoveDestinationPage {...ctx} destination={destination} />);
-  });
-
-  // POST /dashboard/environments/:project_id/destinations/:id/delete – remove it
-  app.post("/environments/:project_id/destinations/:destination_id/delete", async (c) => {
-    const { env } = await loadEnv(c);
-    await deleteDestination(sql, String(env.id), c.req.param("destination_id"));
-    return c.redirect(`${envBase(env.id)}/destinations?removed=1`, 303);
-  });
+  // …/destinations/… – push destinations, their delivery state, tests and secrets
+  destinationPages(app, deps, { page, loadEnv });
 
   // GET /dashboard/environments/:project_id/links – dashboard links, searched and paged
   app.get("/environments/:project_id/links", async (c) => {

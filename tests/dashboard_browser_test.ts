@@ -11,8 +11,17 @@ import {
   screenshot,
 } from "./helpers/browser.ts";
 import { ManualClock } from "./helpers/clock.ts";
+import { Webhook } from "standardwebhooks";
+import { callOnHost } from "./helpers/host.ts";
+import { startReceiver } from "./helpers/receiver.ts";
 import { ingest } from "./helpers/sdk.ts";
-import { ADMIN_TOKEN, adminHeaders, call, startTestServer } from "./helpers/server.ts";
+import {
+  ADMIN_TOKEN,
+  adminHeaders,
+  call,
+  createProject,
+  startTestServer,
+} from "./helpers/server.ts";
 
 const NOW = "2026-06-15T12:00:00.000Z";
 
@@ -361,6 +370,158 @@ Deno.test({
       assert.deepEqual(pageErrors, [], "no script or CSP errors in the console");
     } finally {
       await browser.close();
+      await srv.close();
+    }
+  },
+});
+
+Deno.test({
+  name: "dashboard in Chromium: destinations against a real receiver, link domain and apps",
+  ignore: !hasChromium() && Deno.env.get("CI") !== "true",
+  async fn() {
+    // The clock reads the real time here: Standard Webhooks' verify() refuses a signature whose
+    // timestamp is more than five minutes from now.
+    const srv = await startTestServer({
+      clock: new ManualClock(new Date()),
+      config: { DESTINATIONS_ALLOW_PRIVATE: "true" },
+    });
+    const receiver = startReceiver();
+    const browser = await launchBrowser();
+    try {
+      const context = await browser.newContext({ viewport: { width: 1440, height: 900 } });
+      await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: srv.url });
+      const page = await context.newPage();
+      const dialogs: string[] = [];
+      page.on("dialog", async (d) => {
+        dialogs.push(d.message());
+        await d.accept();
+      });
+      const pageErrors: string[] = [];
+      page.on("pageerror", (e) => pageErrors.push(e.message));
+      page.on("console", (m) => {
+        if (m.type() === "error" && !/status of 400/.test(m.text())) pageErrors.push(m.text());
+      });
+      const p = await createProject(srv.url, { name: "Hooks & Apps" });
+      const env = `${srv.url}/dashboard/environments/${p.productionId}`;
+      await page.goto(`${env}/destinations`);
+      await page.fill("#f-token", ADMIN_TOKEN);
+      await page.click("button[type=submit]");
+      await page.goto(`${env}/destinations`);
+
+      // Create: URL and two types; the secret is shown once, with its warning and a copy button.
+      const hookUrl = `${receiver.url}/hooks?src=dashboard`;
+      await page.fill("#f-url", hookUrl);
+      await page.check("#type-install");
+      await page.check("#type-purchase");
+      await page.click("button:has-text('Add destination')");
+      assert.match(await page.textContent(".notice") ?? "", /Destination added/);
+      const secret = await page.inputValue("#webhook-secret");
+      assert.match(secret, /^whsec_[A-Za-z0-9+/=]{20,}$/);
+      assert.match(await page.textContent(".secret") ?? "", /you will not see this again/);
+      await page.click("button[data-copy='webhook-secret']");
+      await page.waitForSelector("[data-copy-status='webhook-secret']:has-text('Copied')");
+      assert.equal(await page.evaluate(() => navigator.clipboard.readText()), secret);
+      await checkPage(page, "20-destination-created");
+      await page.goto(`${env}/destinations`);
+      assert.equal(await page.locator("#webhook-secret").count(), 0, "the secret is shown once");
+      assert.equal((await page.content()).indexOf(secret), -1);
+      const item = page.locator(".list > li").first();
+      assert.equal(await item.locator(".badge").textContent(), "Active");
+      assert.match(await item.textContent() ?? "", /install, purchase/);
+      assert.match(
+        await item.locator(".dest-stats").textContent() ?? "",
+        /Pending\s*0\s*Dropped\s*0/,
+      );
+
+      // A test delivery: the page shows the receiver's answer, which got a signed request.
+      await page.click("button:has-text('Send a test')");
+      assert.match(await page.textContent(".test-result") ?? "", /answered 204 in \d+ ms/);
+      assert.equal(receiver.received.length, 1);
+      const got = receiver.received[0]!;
+      new Webhook(secret).verify(got.body, got.headers);
+      assert.deepEqual(JSON.parse(got.body), { schema_version: 1, events: [], test: true });
+      await checkPage(page, "21-destination-tested");
+
+      // Pause, then resume: the badge and the API agree.
+      await page.click("button:has-text('Pause')");
+      assert.match(await page.textContent(".notice") ?? "", /Destination paused/);
+      assert.equal(await page.locator(".list > li .badge").textContent(), "Paused");
+      const listed = await call(srv.url, "GET", `/api/v1/projects/${p.productionId}/destinations`, {
+        headers: adminHeaders,
+      });
+      assert.equal(listed.body.destinations[0].state, "paused");
+      assert.deepEqual(listed.body.destinations[0].event_types, ["install", "purchase"]);
+      await checkPage(page, "22-destination-paused");
+      await page.click("button:has-text('Resume')");
+      assert.equal(await page.locator(".list > li .badge").textContent(), "Active");
+
+      // Rotate after a confirmation: a new secret, shown once; both secrets sign for 24 h.
+      await page.click("text=New secret…");
+      await checkPage(page, "23-destination-rotate-confirm");
+      assert.equal(receiver.received.length, 1);
+      await page.click("button:has-text('Replace the secret')");
+      const rotated = await page.inputValue("#webhook-secret");
+      assert.match(rotated, /^whsec_/);
+      assert.notEqual(rotated, secret);
+      await page.click("button:has-text('Send a test')");
+      assert.match(await page.textContent(".test-result") ?? "", /answered 204/);
+      const second = receiver.received[1]!;
+      new Webhook(rotated).verify(second.body, second.headers);
+      new Webhook(secret).verify(second.body, second.headers);
+
+      // A receiver that fails: the page says so.
+      receiver.answer = () => new Response("nope", { status: 500 });
+      await page.click("button:has-text('Send a test')");
+      assert.match(await page.textContent(".notice.error") ?? "", /answered 500/);
+
+      // Link domain and an iOS app, with field errors first (values kept).
+      const projectPage = `${srv.url}/dashboard/projects/${p.hashid}`;
+      await page.goto(projectPage);
+      await page.fill("#f-link_domain", "go.hooks.test");
+      await page.fill("#f-ios_team_id", "abc");
+      await page.fill("#f-ios_bundle_id", "com.hooks.app");
+      await page.fill("#f-android_fingerprints", "not a fingerprint");
+      await page.click("button:has-text('Save domain and apps')");
+      assert.match(await page.textContent("#f-ios_team_id-error") ?? "", /10 upper-case/);
+      assert.match(await page.textContent("#f-android_package-error") ?? "", /package name/);
+      assert.match(await page.textContent("#f-android_fingerprints-error") ?? "", /^Line 1: /);
+      assert.equal(await page.inputValue("#f-link_domain"), "go.hooks.test", "values are kept");
+      assert.equal(await page.inputValue("#f-ios_bundle_id"), "com.hooks.app");
+      await checkPage(page, "24-project-apps-errors");
+      const aasa = () =>
+        callOnHost(srv.url, "go.hooks.test", "/.well-known/apple-app-site-association");
+      assert.equal((await aasa()).status, 404, "nothing was saved");
+
+      await page.fill("#f-ios_team_id", "ABCDE12345");
+      await page.fill("#f-ios_scheme", "hooks");
+      await page.fill("#f-android_fingerprints", "");
+      await page.click("button:has-text('Save domain and apps')");
+      assert.match(await page.textContent(".notice") ?? "", /Settings saved/);
+      assert.equal(await page.inputValue("#f-ios_scheme"), "hooks");
+      await checkPage(page, "25-project-apps");
+      const file = await aasa();
+      assert.equal(file.status, 200);
+      assert.deepEqual(JSON.parse(file.text).applinks.details[0].appIDs, [
+        "ABCDE12345.com.hooks.app",
+      ]);
+      const project = await call(srv.url, "GET", `/api/v1/admin/projects/${p.hashid}`, {
+        headers: adminHeaders,
+      });
+      assert.equal(project.body.project.link_domain, "go.hooks.test");
+      assert.deepEqual(project.body.project.apps, {
+        ios: { team_id: "ABCDE12345", bundle_id: "com.hooks.app", scheme: "hooks" },
+      });
+
+      // Remove the app (the script asks first): the association file goes with it.
+      await page.click("button:has-text('Remove the iOS app')");
+      assert.match(dialogs.at(-1) ?? "", /Remove the iOS app\?/);
+      assert.match(await page.textContent(".notice") ?? "", /Settings saved/);
+      assert.equal(await page.inputValue("#f-ios_team_id"), "");
+      assert.equal((await aasa()).status, 404);
+      assert.deepEqual(pageErrors, [], "no script or CSP errors in the console");
+    } finally {
+      await browser.close();
+      await receiver.close();
       await srv.close();
     }
   },

@@ -361,3 +361,114 @@ Deno.test("dashboard: sign-ins prune expired sessions and failures, whoever made
   `;
   assert.equal(dead!.n, 0);
 });
+
+Deno.test("dashboard: destination and app forms refuse cross-site posts, bad input, private addresses", async () => {
+  const client = await signInOverHttp(srv.url);
+  const p = await createProject(srv.url, { name: "Forms" });
+  const env = `/dashboard/environments/${p.productionId}`;
+  // A name that does not resolve is accepted at creation (DNS may come later).
+  const made = await call(srv.url, "POST", `/api/v1/projects/${p.productionId}/destinations`, {
+    headers: adminHeaders,
+    body: { url: "https://hooks.invalid/x" },
+  });
+  assert.equal(made.status, 201, made.text);
+  const id: number = made.body.destination.id;
+  const state = async () => {
+    const [d] = await srv.sql`
+      select url, paused, secret_sealed, event_types from destinations where id = ${id}
+    `;
+    const [proj] = await srv.sql`select link_domain, apps from projects where hashid = ${p.hashid}`;
+    const [n] = await srv.sql<{ n: number }[]>`select count(*)::int as n from destinations`;
+    return JSON.stringify({ d, proj, n: n!.n });
+  };
+  const before = await state();
+  const forms: [string, Record<string, string>][] = [
+    [`${env}/destinations`, { url: "https://evil.example/hook" }],
+    [`${env}/destinations/${id}/paused`, { paused: "true" }],
+    [`${env}/destinations/${id}/rotate`, {}],
+    [`${env}/destinations/${id}/test`, {}],
+    [`${env}/destinations/${id}/delete`, {}],
+    [`/dashboard/projects/${p.hashid}/apps`, {
+      link_domain: "evil.example",
+      ios_team_id: "ABCDE12345",
+      ios_bundle_id: "com.evil.app",
+    }],
+    [`/dashboard/projects/${p.hashid}/apps/remove`, { platform: "ios" }],
+  ];
+  for (const [path, fields] of forms) {
+    const crossSite = await postForm(srv.url, path, client, { ...fields, _csrf: client.csrf }, {
+      Origin: "https://evil.example",
+    });
+    assert.equal(crossSite.status, 403, `cross-site ${path}`);
+    const noToken = await postForm(srv.url, path, client, fields);
+    assert.equal(noToken.status, 403, `no token ${path}`);
+    assertSecurityHeaders(noToken.headers, path);
+  }
+  assert.equal(await state(), before, "nothing changed");
+
+  // Malformed values: a 4xx page, never a 500, and nothing changes.
+  const bad: [string, Record<string, string>][] = [
+    [`${env}/destinations`, { url: "javascript:alert(1)" }],
+    [`${env}/destinations`, { url: "https://hooks.invalid/y", event_types: "nope" }],
+    [`${env}/destinations`, { url: "https://user:pw@hooks.invalid/y" }],
+    [`${env}/destinations/${id}/paused`, { paused: "maybe" }],
+    [`${env}/destinations/abc/paused`, { paused: "true" }],
+    [`${env}/destinations/99999/rotate`, {}],
+    [`${env}/destinations/99999/test`, {}],
+    [`${env}/destinations/${"9".repeat(30)}/delete`, {}],
+    [`/dashboard/projects/${p.hashid}/apps`, { link_domain: "https://go.example.com/x" }],
+    [`/dashboard/projects/${p.hashid}/apps`, { link_domain: "lnk.example.test" }],
+    [`/dashboard/projects/${p.hashid}/apps`, { ios_team_id: "\u0000", ios_bundle_id: "x" }],
+    [`/dashboard/projects/${p.hashid}/apps`, { android_scheme: "javascript" }],
+    [`/dashboard/projects/${p.hashid}/apps`, {
+      android_package: "com.a.b",
+      android_fingerprints: Array(11).fill("AB:".repeat(31) + "AB").join("\n"),
+    }],
+    [`/dashboard/projects/${p.hashid}/apps/remove`, { platform: "windows" }],
+    ["/dashboard/projects/nope/apps", { link_domain: "go.example.com" }],
+  ];
+  for (const [path, fields] of bad) {
+    const res = await postForm(srv.url, path, client, { ...fields, _csrf: client.csrf });
+    assert.ok(res.status >= 400 && res.status < 500, `POST ${path}: ${res.status} ${res.text}`);
+    assertSecurityHeaders(res.headers, `POST ${path}`);
+  }
+  assert.equal(await state(), before, "nothing changed");
+
+  // A private address is refused beside the URL field, the typed values kept and escaped.
+  const typed = 'http://127.0.0.1:9/"><b>x';
+  const refused = await postForm(srv.url, `${env}/destinations`, client, {
+    _csrf: client.csrf,
+    url: typed,
+    event_types: "install",
+  });
+  assert.equal(refused.status, 400);
+  assert.match(
+    refused.text,
+    /id="f-url-error"[^>]*>Refused: 127\.0\.0\.1 resolves to 127\.0\.0\.1/,
+  );
+  assert.match(refused.text, /DESTINATIONS_ALLOW_PRIVATE/);
+  assert.ok(!refused.text.includes('"><b>x'), "the typed URL is escaped");
+  assert.match(refused.text, /id="type-install"[^>]*checked/);
+  // A domain another project has, and the instance's own host: beside the domain field.
+  const other = await createProject(srv.url, { name: "Other" });
+  await call(srv.url, "PATCH", `/api/v1/admin/projects/${other.hashid}`, {
+    headers: adminHeaders,
+    body: { link_domain: "taken.example.com" },
+  });
+  const taken = await postForm(srv.url, `/dashboard/projects/${p.hashid}/apps`, client, {
+    _csrf: client.csrf,
+    link_domain: "Taken.Example.com",
+  });
+  assert.equal(taken.status, 400);
+  assert.match(taken.text, /id="f-link_domain-error"[^>]*>This domain is already used/);
+  assert.match(taken.text, /value="Taken.Example.com"/);
+  assert.equal(await state(), before, "nothing changed");
+
+  // The pages of one destination carry the headers too; a secret never appears in a page.
+  for (const path of [`${env}/destinations/${id}/rotate`, `${env}/destinations/${id}/delete`]) {
+    const res = await getPage(srv.url, path, client);
+    assert.equal(res.status, 200, path);
+    assertSecurityHeaders(res.headers, path);
+    assert.ok(!res.text.includes("whsec_"), path);
+  }
+});

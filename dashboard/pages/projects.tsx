@@ -12,6 +12,8 @@ import {
   SecretBox,
 } from "../layout.tsx";
 import { BASE } from "../security.ts";
+import { type SettingsErrors, type SettingsValues, settingsValuesOf } from "../settings_form.ts";
+import { DomainAndApps } from "./project_settings.tsx";
 
 export function ProjectsPage(props: {
   session: Session;
@@ -111,6 +113,8 @@ export function ProjectPage(props: {
   projectKey?: string;
   notice?: string;
   error?: string | undefined;
+  /** The link domain and apps form as submitted, when it had errors. */
+  settings?: { values: SettingsValues; errors: SettingsErrors };
 }) {
   const p = props.project;
   return (
@@ -158,6 +162,9 @@ export function ProjectPage(props: {
                   <a href={`${base}/tokens`}>Feed tokens</a>
                 </li>
                 <li>
+                  <a href={`${base}/destinations`}>Destinations</a>
+                </li>
+                <li>
                   <a href={`${base}/export`}>Export</a>
                 </li>
               </ul>
@@ -168,7 +175,6 @@ export function ProjectPage(props: {
       <div class="grid">
         <section class="card" aria-labelledby="settings-h">
           <h2 id="settings-h">Settings</h2>
-          {/* The link domain and apps settings (issue 12) plug in here, as their own fieldset. */}
           <form method="post" action={`${BASE}/projects/${p.id}`}>
             <Csrf session={props.session} />
             <Field label="Name" name="name" required value={p.name} error={props.error} />
@@ -193,6 +199,12 @@ export function ProjectPage(props: {
           </a>
         </section>
       </div>
+      <DomainAndApps
+        session={props.session}
+        project={p}
+        values={props.settings?.values ?? settingsValuesOf(p)}
+        errors={props.settings?.errors ?? {}}
+      />
     </Layout>
   );
 }

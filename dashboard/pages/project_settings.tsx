@@ -1,0 +1,122 @@
+// The project page's "Link domain and apps" card: the host its links are served on and the
+// iOS and Android apps the association files declare, with a way to remove each app.
+import type { Project } from "../../services/projects.ts";
+import type { Session } from "../../services/sessions.ts";
+import { Csrf, Field } from "../layout.tsx";
+import { BASE } from "../security.ts";
+import type { SettingsErrors, SettingsValues } from "../settings_form.ts";
+
+function RemoveApp(props: { session: Session; project: Project; platform: "ios" | "android" }) {
+  const label = props.platform === "ios" ? "iOS" : "Android";
+  return (
+    <form
+      method="post"
+      action={`${BASE}/projects/${props.project.id}/apps/remove`}
+      data-confirm={`Remove the ${label} app? Its association file entry goes at once.`}
+    >
+      <Csrf session={props.session} />
+      <input type="hidden" name="platform" value={props.platform} />
+      <button type="submit" class="button secondary">Remove the {label} app</button>
+    </form>
+  );
+}
+
+export function DomainAndApps(props: {
+  session: Session;
+  project: Project;
+  values: SettingsValues;
+  errors: SettingsErrors;
+}) {
+  const { values: v, errors: e, project: p } = props;
+  return (
+    <section class="card" aria-labelledby="apps-h">
+      <h2 id="apps-h">Link domain and apps</h2>
+      <p class="muted apps-intro">
+        With a link domain, this project's links are served on <code>https://&lt;domain&gt;/…</code>
+        {" "}
+        (point its DNS at this service and terminate TLS in front of it); with its apps, that host
+        serves the association files that let iOS and Android open the app for those links.
+      </p>
+      {Object.keys(e).length > 0 && (
+        <p class="notice error" role="alert">Nothing was saved: correct the fields marked below.</p>
+      )}
+      <form method="post" action={`${BASE}/projects/${p.id}/apps`}>
+        <Csrf session={props.session} />
+        <Field
+          label="Link domain"
+          name="link_domain"
+          value={v.link_domain}
+          error={e.link_domain}
+          placeholder="go.example.com"
+          hint="A host name only: no scheme, port or path. Leave empty to serve links on the instance's own host."
+        />
+        <div class="grid">
+          <fieldset>
+            <legend>iOS app</legend>
+            <Field
+              label="Team ID"
+              name="ios_team_id"
+              value={v.ios_team_id}
+              error={e.ios_team_id}
+              placeholder="ABCDE12345"
+            />
+            <Field
+              label="Bundle ID"
+              name="ios_bundle_id"
+              value={v.ios_bundle_id}
+              error={e.ios_bundle_id}
+              placeholder="com.example.app"
+            />
+            <Field
+              label="App Store ID (optional)"
+              name="ios_app_store_id"
+              value={v.ios_app_store_id}
+              error={e.ios_app_store_id}
+              placeholder="123456789"
+            />
+            <Field
+              label="URL scheme (optional)"
+              name="ios_scheme"
+              value={v.ios_scheme}
+              error={e.ios_scheme}
+              placeholder="example"
+            />
+          </fieldset>
+          <fieldset>
+            <legend>Android app</legend>
+            <Field
+              label="Package"
+              name="android_package"
+              value={v.android_package}
+              error={e.android_package}
+              placeholder="com.example.app"
+            />
+            <Field
+              label="SHA-256 certificate fingerprints"
+              name="android_fingerprints"
+              value={v.android_fingerprints}
+              error={e.android_fingerprints}
+              multiline
+              hint="One a line, as keytool prints them: 32 hex bytes separated by colons."
+            />
+            <Field
+              label="URL scheme (optional)"
+              name="android_scheme"
+              value={v.android_scheme}
+              error={e.android_scheme}
+              placeholder="example"
+            />
+          </fieldset>
+        </div>
+        <p class="hint">Emptying every field of an app removes it.</p>
+        <button type="submit" class="button">Save domain and apps</button>
+      </form>
+      {(p.apps.ios || p.apps.android) && (
+        <div class="actions">
+          {p.apps.ios && <RemoveApp session={props.session} project={p} platform="ios" />}
+          {p.apps.android && <RemoveApp session={props.session} project={p} platform="android" />}
+        </div>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,67 @@
+// POST /dashboard/projects/:hashid/apps[/remove] – a project's link domain and apps, through the
+// same schema and service as PATCH /api/v1/admin/projects/:hashid.
+import type { Hono } from "hono";
+import type { AppDeps } from "../services/deps.ts";
+import { ApiError } from "../services/errors.ts";
+import { getProjectOrThrow, updateProject } from "../services/projects.ts";
+import type { PageKit } from "./destination_routes.tsx";
+import { formText } from "./forms.ts";
+import { ProjectPage } from "./pages/projects.tsx";
+import { BASE, type DashboardEnv } from "./security.ts";
+import { fieldSentence, parseSettingsForm, type SettingsErrors } from "./settings_form.ts";
+
+export function settingsPages(
+  app: Hono<DashboardEnv>,
+  deps: AppDeps,
+  kit: Pick<PageKit, "page">,
+): void {
+  const { sql, config } = deps;
+  // LINK_BASE_URL's host serves the links of projects without a domain: no project may claim it.
+  const defaultHost = new URL(config.linkBaseUrl).hostname;
+  const saved = (hashid: string) => `${BASE}/projects/${encodeURIComponent(hashid)}?saved=1`;
+
+  // POST /dashboard/projects/:hashid/apps – link domain and both apps; errors beside their fields
+  app.post("/projects/:hashid/apps", async (c) => {
+    const hashid = c.req.param("hashid");
+    const { values, input, errors } = parseSettingsForm(await c.req.parseBody());
+    const again = async (errs: SettingsErrors) => {
+      const project = await getProjectOrThrow(sql, hashid);
+      return kit.page(
+        c,
+        <ProjectPage
+          session={c.get("session")}
+          project={project}
+          settings={{ values, errors: errs }}
+        />,
+        400,
+      );
+    };
+    if (!input) return await again(errors);
+    try {
+      await updateProject(sql, hashid, input, { defaultHost });
+    } catch (err) {
+      // The rules only the service knows (a domain another project has, the instance's own host).
+      if (
+        err instanceof ApiError && err.code === "invalid_field" &&
+        /^link_domain: /.test(err.message)
+      ) {
+        return await again({
+          link_domain: fieldSentence(err.message.replace(/^link_domain: is /, "this domain is ")),
+        });
+      }
+      throw err;
+    }
+    return c.redirect(saved(hashid), 303);
+  });
+
+  // POST /dashboard/projects/:hashid/apps/remove – platform=ios|android: remove that app
+  app.post("/projects/:hashid/apps/remove", async (c) => {
+    const hashid = c.req.param("hashid");
+    const platform = formText(await c.req.parseBody(), "platform");
+    if (platform !== "ios" && platform !== "android") {
+      throw new ApiError("invalid_field", "platform: must be ios or android");
+    }
+    await updateProject(sql, hashid, { apps: { [platform]: null } }, { defaultHost });
+    return c.redirect(saved(hashid), 303);
+  });
+}
