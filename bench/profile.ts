@@ -45,6 +45,10 @@ await recordEvents(
     geo: { country: "DE" },
   })),
 );
+const redirecting = await createLink(sql, envId, {
+  title: "Redirect",
+  ios_custom_redirect: { url: "https://apps.apple.com/app/id1" },
+});
 const service = serveService(sql);
 const path = links[0]!.path;
 const feedQuery = (fields: string) =>
@@ -86,7 +90,11 @@ const scenarios: Record<string, () => ReturnType<typeof wrk>> = {
       ),
     }),
   "link-host": () =>
-    wrk(`${service.url}/${path}`, { connections: 32, seconds, headers: { "User-Agent": "x" } }),
+    wrk(`${service.url}/${redirecting.path}`, {
+      connections: 32,
+      seconds,
+      headers: { "User-Agent": "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)" },
+    }),
 };
 const result = await scenarios[scenario]!();
 // deno-lint-ignore no-console

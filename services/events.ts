@@ -2,6 +2,7 @@
 // (POST {base_url}/events) or the service records it itself (a link-host view).
 import { monotonicFactory } from "ulid";
 import type { Db, Sql } from "../db/connect.ts";
+import { jsonColumn } from "../db/params.ts";
 import type { Clock } from "./clock.ts";
 import { ApiError } from "./errors.ts";
 import { type CapturedEvent, captureEvents } from "./feed_capture.ts";
@@ -190,16 +191,18 @@ async function insertEvents(
     insert into analytics_events (
       environment_id, event_id, client_id, type, name, occurred_at, received_at, link_id, body
     )
-    select ${environmentId}, event_id, client_id, type, name, occurred_at, ${receivedAt}, link_id,
-      body
-    from unnest(
-      ${events.map((s) => s.eventId)}::text[],
-      ${events.map((s) => s.event.id ?? null)}::text[],
-      ${events.map((s) => s.event.type)}::text[],
-      ${events.map((s) => storedName(s.event))}::text[],
-      ${events.map((s) => s.event.occurred_at.toISOString())}::timestamptz[],
-      ${events.map((s) => s.link?.id ?? null)}::int[],
-      ${events.map((s) => s.body)}::text[]
+    select ${environmentId}, event_id, client_id, type, name, occurred_at::timestamptz,
+      ${receivedAt}, link_id::int, body
+    from rows from (
+      json_array_elements_text((${jsonColumn(events.map((s) => s.eventId))}::text)::json),
+      json_array_elements_text((${jsonColumn(events.map((s) => s.event.id ?? null))}::text)::json),
+      json_array_elements_text((${jsonColumn(events.map((s) => s.event.type))}::text)::json),
+      json_array_elements_text((${jsonColumn(events.map((s) => storedName(s.event)))}::text)::json),
+      json_array_elements_text(
+        (${jsonColumn(events.map((s) => s.event.occurred_at.toISOString()))}::text)::json
+      ),
+      json_array_elements_text((${jsonColumn(events.map((s) => s.link?.id ?? null))}::text)::json),
+      json_array_elements_text((${jsonColumn(events.map((s) => s.body))}::text)::json)
     ) with ordinality as t(event_id, client_id, type, name, occurred_at, link_id, body, ord)
     -- Two batches with the same client ids in another order would wait on each other's index
     -- entries in a cycle (a deadlock); in one order they simply queue. Events without an id

@@ -1,4 +1,5 @@
 import type { Db } from "../db/connect.ts";
+import { jsonColumn } from "../db/params.ts";
 
 /** The NOTIFY channel of captures; the payload is the environment id. */
 export const FEED_CHANNEL = "feed_captured";
@@ -69,8 +70,10 @@ export async function captureEvents(
   await db`
     insert into feed_events (environment_id, seq, type, received_at, body)
     select ${environmentId}, ${first.toString()}::bigint + ord - 1, type, ${receivedAt}, body
-    from unnest(${events.map((e) => e.type)}::text[], ${events.map((e) => e.body)}::text[])
-      with ordinality as t(type, body, ord)
+    from rows from (
+      json_array_elements_text((${jsonColumn(events.map((e) => e.type))}::text)::json),
+      json_array_elements_text((${jsonColumn(events.map((e) => e.body))}::text)::json)
+    ) with ordinality as t(type, body, ord)
   `;
 }
 

@@ -1,8 +1,8 @@
 // What the link host does with a hit: which platform asks, whether it is a preview crawler, and
 // where to send it (CONTRACT.md, "The link host" and "Link domains and app association"). Views
 // are recorded by view_recorder.ts.
-import { type Apps, appSchemeUrl, appStoreUrl, intentUrl, playStoreUrl } from "./apps.ts";
-import { isHttpUrl, type LinkRow, type Redirect } from "./links.ts";
+import { appSchemeUrl, appStoreUrl, intentUrl, playStoreUrl } from "./apps.ts";
+import { type HostedLink, isHttpUrl, type Redirect } from "./links.ts";
 
 export type Platform = "ios" | "android" | "desktop";
 
@@ -65,7 +65,7 @@ function redirectUrl(redirect: Redirect | null | undefined): string | null {
  * would have; a crawler always gets the preview page.
  */
 export function decideHit(
-  link: LinkRow & { apps: Apps },
+  link: HostedLink,
   platform: Platform,
   crawler: boolean,
 ): LinkHit {

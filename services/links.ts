@@ -251,9 +251,27 @@ export async function getLinkByPathOrThrow(
 }
 
 /** A link as the link host serves it: with its project's apps. */
-export interface HostedLink extends LinkRow {
-  apps: Apps;
-}
+/** What the link host needs of a link: its routing, its preview, and what a view records. */
+export type HostedLink =
+  & Pick<
+    LinkRow,
+    | "id"
+    | "environment_id"
+    | "path"
+    | "link_domain"
+    | "title"
+    | "subtitle"
+    | "image"
+    | "ios_custom_redirect"
+    | "android_custom_redirect"
+    | "desktop_custom_redirect"
+    | "show_preview_ios"
+    | "show_preview_android"
+    | "tracking_campaign"
+    | "tracking_source"
+    | "tracking_medium"
+  >
+  & { apps: Apps };
 
 /**
  * The active link at `path` if its project is served on `host` (services/apps.ts): a project
@@ -267,7 +285,12 @@ export async function getHostedLink(
 ): Promise<HostedLink | undefined> {
   if (!isLinkPath(path)) return undefined;
   const [row] = await db<HostedLink[]>`
-    select l.*, p.link_domain, p.apps
+    -- Only the columns a hit uses: the link's data and tags (up to 64 KiB of JSON) are not
+    -- fetched and parsed on every redirect.
+    select l.id, l.environment_id, l.path, p.link_domain, l.title, l.subtitle, l.image,
+      l.ios_custom_redirect, l.android_custom_redirect, l.desktop_custom_redirect,
+      l.show_preview_ios, l.show_preview_android, l.tracking_campaign, l.tracking_source,
+      l.tracking_medium, p.apps
     from links l join environments e on e.id = l.environment_id join projects p on p.id = e.project_id
     where l.path = ${path} and l.active and ${servedOnHost(db, host)}
   `;

@@ -1,13 +1,13 @@
 import type { Sql } from "../db/connect.ts";
 import type { Clock } from "./clock.ts";
 import { type EventEnvironment, recordEvents } from "./events.ts";
-import type { LinkRow } from "./links.ts";
+import type { HostedLink } from "./links.ts";
 import type { Logger } from "./log.ts";
 import { describeError } from "./log.ts";
 import { getEnvironmentOrThrow } from "./projects.ts";
 
 interface PendingView {
-  link: LinkRow;
+  link: Pick<HostedLink, "id" | "environment_id" | "path" | "link_domain">;
   platform: string;
   at: Date;
   attempts: number;
@@ -40,7 +40,10 @@ export class ViewRecorder {
     private readonly retryMs = RETRY_MS,
   ) {}
 
-  record(link: LinkRow, platform: string): void {
+  record(
+    link: Pick<HostedLink, "id" | "environment_id" | "path" | "link_domain">,
+    platform: string,
+  ): void {
     if (this.#pending.length >= MAX_PENDING) {
       this.#pending.shift();
       this.deps.logger.error("view dropped: too many views waiting for the database");
