@@ -1,44 +1,23 @@
 // Issue 5's figures: GraphQL link(path) against REST link lookup, and a 1000-event eventFeed page
 // with each event's link against the REST page, in the same run; SQL queries per GraphQL page.
-import { systemClock } from "../services/clock.ts";
-import { recordEvents } from "../services/events.ts";
-import { createFeedToken } from "../services/feed_tokens.ts";
-import { createLink, type LinkRow } from "../services/links.ts";
-import { createProject } from "../services/projects.ts";
 import { countingSql } from "../tests/helpers/database.ts";
 import type { Row } from "./sdk.ts";
-import { type BenchDatabase, compare, fmt, postJson, serveService, wrk } from "./lib.ts";
+import {
+  type BenchDatabase,
+  compare,
+  fmt,
+  postJson,
+  seedFeedPage,
+  serveService,
+  wrk,
+} from "./lib.ts";
 
 const post = (body: unknown) => postJson(JSON.stringify(body));
 
 export async function graphqlBenchmarks(db: BenchDatabase, seconds: number): Promise<Row[]> {
   const { sql } = db;
   const rows: Row[] = [];
-  const { project, projectKey } = await createProject(sql, { name: "gql", enterprise: true });
-  const envId = project.environments.production.project_id;
-  const sdk = { "PROJECT-KEY": projectKey, "ENVIRONMENT": "production" };
-  const links: LinkRow[] = [];
-  for (let i = 0; i < 200; i++) {
-    links.push(await createLink(sql, envId, { title: `Link ${i}`, tags: ["bench"] }));
-  }
-  const token = await createFeedToken(sql, systemClock, String(envId), "bench");
-  const auth = { Authorization: `Bearer ${token.value}` };
-  await recordEvents(
-    sql,
-    {
-      environment: { id: envId, kind: "production", hashid: project.id },
-      clock: systemClock,
-      linkBaseUrl: "https://lnk.example.test",
-    },
-    Array.from({ length: 1000 }, (_, i) => ({
-      type: "open" as const,
-      occurred_at: new Date(),
-      link_path: links[i % 200]!.path,
-      device: { os: "iOS", model: "iPhone15,2", locale: "de_DE", app_version: "4.12.0" },
-      user: { id: `user-${i}`, plan: "pro" },
-      geo: { country: "DE" },
-    })),
-  );
+  const { envId, sdk, auth, links } = await seedFeedPage(sql);
 
   // Statements are counted on a server of their own: the counting proxy costs time per query.
   const counted = countingSql(sql);

@@ -6,6 +6,10 @@ import { connect, type Sql } from "../db/connect.ts";
 import { migrate } from "../db/migrate.ts";
 import { createApp } from "../app.ts";
 import { systemClock } from "../services/clock.ts";
+import { recordEvents } from "../services/events.ts";
+import { createFeedToken } from "../services/feed_tokens.ts";
+import { createLink, type LinkRow } from "../services/links.ts";
+import { createProject } from "../services/projects.ts";
 import { createLogger } from "../services/log.ts";
 import { hashSecret } from "../services/secrets.ts";
 import { ViewRecorder } from "../services/view_recorder.ts";
@@ -189,4 +193,40 @@ export async function compare(
 
 export function fmt(n: number, digits = 1): string {
   return Number.isFinite(n) ? n.toFixed(digits) : "n/a";
+}
+
+/**
+ * An Enterprise project with 200 links, a feed token and 1000 captured `open` events spread over
+ * the links (device, user and geo filled in): what the GraphQL benchmarks and profiles read.
+ */
+export async function seedFeedPage(sql: Sql) {
+  const { project, projectKey } = await createProject(sql, { name: "feed", enterprise: true });
+  const envId = project.environments.production.project_id;
+  const links: LinkRow[] = [];
+  for (let i = 0; i < 200; i++) {
+    links.push(await createLink(sql, envId, { title: `Link ${i}`, tags: ["bench"] }));
+  }
+  const token = await createFeedToken(sql, systemClock, String(envId), "bench");
+  await recordEvents(
+    sql,
+    {
+      environment: { id: envId, kind: "production", hashid: project.id },
+      clock: systemClock,
+      linkBaseUrl: "https://lnk.example.test",
+    },
+    Array.from({ length: 1000 }, (_, i) => ({
+      type: "open" as const,
+      occurred_at: new Date(),
+      link_path: links[i % 200]!.path,
+      device: { os: "iOS", model: "iPhone15,2", locale: "de_DE", app_version: "4.12.0" },
+      user: { id: `user-${i}`, plan: "pro" },
+      geo: { country: "DE" },
+    })),
+  );
+  return {
+    envId,
+    links,
+    sdk: { "PROJECT-KEY": projectKey, "ENVIRONMENT": "production" },
+    auth: { Authorization: `Bearer ${token.value}` },
+  };
 }

@@ -2,12 +2,8 @@
 // writes a CPU profile (run with --cpu-prof), then prints the top frames by self time. For
 // finding where a hot path's JavaScript time goes before optimising it.
 import { parseArgs } from "node:util";
-import { systemClock } from "../services/clock.ts";
-import { recordEvents } from "../services/events.ts";
-import { createFeedToken } from "../services/feed_tokens.ts";
-import { createLink, type LinkRow } from "../services/links.ts";
-import { createProject } from "../services/projects.ts";
-import { benchDatabase, postJson, serveService, wrk } from "./lib.ts";
+import { createLink } from "../services/links.ts";
+import { benchDatabase, postJson, seedFeedPage, serveService, wrk } from "./lib.ts";
 
 const argv = Deno.args[0] === "--" ? Deno.args.slice(1) : Deno.args;
 const { values, positionals } = parseArgs({
@@ -20,31 +16,7 @@ const seconds = Number(values.seconds);
 
 const db = await benchDatabase();
 const { sql } = db;
-const { project, projectKey } = await createProject(sql, { name: "p", enterprise: true });
-const envId = project.environments.production.project_id;
-const sdk = { "PROJECT-KEY": projectKey, "ENVIRONMENT": "production" };
-const links: LinkRow[] = [];
-for (let i = 0; i < 200; i++) {
-  links.push(await createLink(sql, envId, { title: `Link ${i}`, tags: ["bench"] }));
-}
-const token = await createFeedToken(sql, systemClock, String(envId), "bench");
-const auth = { Authorization: `Bearer ${token.value}` };
-await recordEvents(
-  sql,
-  {
-    environment: { id: envId, kind: "production", hashid: project.id },
-    clock: systemClock,
-    linkBaseUrl: "https://lnk.example.test",
-  },
-  Array.from({ length: 1000 }, (_, i) => ({
-    type: "open" as const,
-    occurred_at: new Date(),
-    link_path: links[i % 200]!.path,
-    device: { os: "iOS", model: "iPhone15,2", locale: "de_DE", app_version: "4.12.0" },
-    user: { id: `user-${i}`, plan: "pro" },
-    geo: { country: "DE" },
-  })),
-);
+const { envId, sdk, auth, links } = await seedFeedPage(sql);
 const redirecting = await createLink(sql, envId, {
   title: "Redirect",
   ios_custom_redirect: { url: "https://apps.apple.com/app/id1" },
