@@ -90,11 +90,18 @@ export function createGraphQLHandler(deps: AppDeps): GraphQLHandler {
       const body = await request.text();
       const fast = await fastPath(request, body, context);
       if (fast) return fast;
-      const buffered = new Request(request.url, { method: "POST", headers: request.headers, body });
+      const buffered = new Request(request.url, {
+        method: "POST",
+        headers: request.headers,
+        body,
+        signal: request.signal,
+      });
       response = await yoga.fetch(buffered, context);
     } else {
       response = await yoga.fetch(request, context);
     }
+    // A subscription's stream (GraphQL over SSE) goes out as it comes.
+    if (response.headers.get("Content-Type")?.startsWith("text/event-stream")) return response;
     // GraphiQL's page (GET in a browser) gets the CSP of its self-served files.
     const headers = new Headers(response.headers);
     if (headers.get("Content-Type")?.startsWith("text/html")) {
