@@ -65,7 +65,9 @@ export async function openLiveStream(
       { status: res.status, code, serverMessage: message },
     );
   }
-  const messages = res.body.pipeThrough(new TextDecoderStream()).pipeThrough(
+  const messages = res.body.pipeThrough(
+    new TextDecoderStream() as TransformStream<Uint8Array, string>,
+  ).pipeThrough(
     new EventSourceParserStream(),
   );
   return (async function* () {

@@ -25,8 +25,9 @@ export function liveRoutes(live: LiveTails): Hono<AppEnv> {
     });
     c.header("X-Accel-Buffering", "no");
     return streamSSE(c, async (sse) => {
+      // The client left (Deno cancels the body). Not request.signal: Deno aborts it as soon
+      // as the response is returned.
       sse.onAbort(() => stream.close());
-      c.req.raw.signal.addEventListener("abort", () => stream.close(), { once: true });
       // A stream that ends while its client is not reading would wait on a full buffer: the
       // response is cut once it has ended.
       stream.signal.addEventListener("abort", () => {
