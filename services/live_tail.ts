@@ -89,6 +89,8 @@ export class LiveTails {
   readonly #wakeup: FeedWakeup | null;
   readonly #pollMs: number;
   readonly #open = new Set<(reason: LiveEndReason) => void>();
+  /** Resolves when a stream's reading loop has finished (its transport then closes it). */
+  readonly #finishing = new Set<Promise<void>>();
   #closed = false;
 
   constructor(deps: AppDeps, options: LiveTailOptions) {
@@ -172,10 +174,23 @@ export class LiveTails {
     });
   }
 
-  /** Ends every open stream (server shutdown) and refuses new ones. */
-  close(): void {
+  /**
+   * Ends every open stream (server shutdown) and refuses new ones; resolves once their reading
+   * loops have finished (at most `graceMs`), so the transports end them cleanly before the
+   * server stops.
+   */
+  async close(graceMs = 2_000): Promise<void> {
     this.#closed = true;
+    const finishing = [...this.#finishing];
     for (const end of [...this.#open]) end("shutdown");
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    await Promise.race([
+      Promise.all(finishing),
+      new Promise((resolve) => timer = setTimeout(resolve, graceMs)),
+    ]);
+    clearTimeout(timer);
+    // The transports write their last bytes and close the responses on the next turns.
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 
   #start(follow: Follow): LiveStream {
@@ -183,7 +198,13 @@ export class LiveTails {
     const controller = new AbortController();
     const openedAt = deps.clock.now().getTime();
     let reason: LiveEndReason | null = null;
+    let started = false;
+    let finished!: () => void;
+    const finishing = new Promise<void>((resolve) => finished = resolve);
+    this.#finishing.add(finishing);
+    void finishing.then(() => this.#finishing.delete(finishing));
     const end = (why: LiveEndReason) => {
+      if (!started) finished();
       if (reason) return;
       reason = why;
       this.#open.delete(end);
@@ -219,6 +240,7 @@ export class LiveTails {
     const pollMs = this.#pollMs;
     const sql = deps.sql;
     async function* pages(): AsyncGenerator<LiveEvent[], void, undefined> {
+      started = true;
       let woken = false;
       const unsubscribe = wakeup?.subscribe(follow.environmentId, () => {
         woken = true;
@@ -261,6 +283,7 @@ export class LiveTails {
       } finally {
         unsubscribe?.();
         end("closed");
+        finished();
       }
     }
 

@@ -89,7 +89,7 @@ export function serveApp(
     views,
     liveTails,
     async close() {
-      liveTails.close();
+      await liveTails.close();
       controller.abort();
       await server.finished;
       await views.flush();
