@@ -181,6 +181,7 @@ export class LiveTails {
    */
   async close(graceMs = 2_000): Promise<void> {
     this.#closed = true;
+    if (this.#open.size === 0 && this.#finishing.size === 0) return;
     const finishing = [...this.#finishing];
     for (const end of [...this.#open]) end("shutdown");
     let timer: ReturnType<typeof setTimeout> | undefined;
