@@ -10,18 +10,23 @@ import { errorResponse, toErrorResponse } from "./rest/errors.ts";
 import { accessLog, limitBody, nextRequestId } from "./rest/middleware.ts";
 import { exportRoutes } from "./rest/export.ts";
 import { feedRoutes } from "./rest/feed.ts";
+import { liveRoutes } from "./rest/live.ts";
 import { linkHostRoutes } from "./rest/link_host.ts";
 import { pageRoutes } from "./pages/routes.ts";
 import { opsRoutes } from "./rest/ops.ts";
 import { sdkRoutes } from "./rest/sdk.ts";
 import type { AppDeps } from "./services/deps.ts";
+import { LiveTails } from "./services/live_tail.ts";
 
 /**
  * Builds the whole HTTP app from its transports (REST, GraphQL, the link host); main.ts and the
  * tests serve it with Deno.serve. Transports import services and the shared `inputs/`, never
  * each other: this is the one module that knows them all.
  */
-export function createApp(deps: AppDeps): Hono<AppEnv> {
+export function createApp(given: AppDeps): Hono<AppEnv> {
+  const deps: AppDeps = given.liveTails
+    ? given
+    : { ...given, liveTails: new LiveTails(given, { wakeup: null }) };
   const app = new Hono<AppEnv>();
   app.use("*", requestId({ generator: nextRequestId }));
   app.use("*", accessLog(deps.logger));
@@ -40,6 +45,7 @@ export function createApp(deps: AppDeps): Hono<AppEnv> {
   app.route("/", pageRoutes());
   app.route("/api/v1/sdk", sdkRoutes(deps));
   app.route("/api/v1", feedRoutes(deps));
+  app.route("/api/v1", liveRoutes(deps.liveTails!));
   app.route("/api/v1", adminRoutes(deps));
   app.route("/api/v1", destinationRoutes(deps));
   app.route("/api/v1", adminDashboardRoutes(deps));

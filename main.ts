@@ -7,6 +7,7 @@ import { systemClock } from "./services/clock.ts";
 import { DeliveryWorker, sealMigratedSecrets } from "./services/delivery.ts";
 import { startFeedWakeup } from "./services/feed_wakeup.ts";
 import { startBackgroundJobs } from "./services/jobs.ts";
+import { LiveTails } from "./services/live_tail.ts";
 import { createLogger, describeError } from "./services/log.ts";
 import { resolveCursorSecret } from "./services/settings.ts";
 import { ViewRecorder } from "./services/view_recorder.ts";
@@ -49,11 +50,13 @@ const deps = {
   cursorSecret: await resolveCursorSecret(db.sql, config.cursorSecret),
   views: new ViewRecorder(db.sql, { clock: systemClock, linkBaseUrl: config.linkBaseUrl, logger }),
 };
-const app = createApp(deps);
 const jobs = startBackgroundJobs(deps);
-// Push destinations: woken by the capturing transactions' NOTIFY on PostgreSQL; the embedded
-// database cannot deliver notifications (services/feed_wakeup.ts), so there it polls 4× a second.
+// Push destinations and live tails: woken by the capturing transactions' NOTIFY on PostgreSQL;
+// the embedded database cannot deliver notifications (services/feed_wakeup.ts), so there they
+// poll 4× a second.
 const wakeup = await startFeedWakeup(db.embedded ? null : db.sql, logger);
+const liveTails = new LiveTails(deps, { wakeup, pollMs: db.embedded ? 250 : 1_000 });
+const app = createApp({ ...deps, liveTails });
 await sealMigratedSecrets(db.sql, deps.cursorSecret);
 const delivery = new DeliveryWorker(deps, { wakeup, pollMs: db.embedded ? 250 : 1_000 });
 delivery.start();
@@ -72,6 +75,8 @@ async function shutdown(signal: string) {
   if (stopping) return;
   stopping = true;
   logger.info("shutting down", { signal });
+  // Open live streams end first: a graceful shutdown waits for every response to finish.
+  await liveTails.close();
   await server.shutdown();
   await deps.views.flush(5_000);
   await jobs.stop();

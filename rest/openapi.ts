@@ -183,6 +183,43 @@ export const OPENAPI_DOCUMENT = {
         },
       },
     },
+    "/api/v1/projects/{project_id}/event_stream/live": {
+      get: {
+        summary: "Follow the event feed live (Server-Sent Events)",
+        description: "The same token, checks, filters and cursors as event_stream. One message " +
+          "per event: `id:` the cursor just after it, `event: feed_event`, `data:` the " +
+          "envelope; a comment every 15 s. Resume with `Last-Event-ID` (or `after`). Opening " +
+          "counts as one read; at most 2 open streams per token; a stream ends after 1 h and " +
+          "within 5 s of the token's revocation or the loss of Enterprise.",
+        security: [{ feedToken: [] }],
+        parameters: [
+          projectId,
+          { name: "after", in: "query", schema: { type: "string" } },
+          { name: "Last-Event-ID", in: "header", schema: { type: "string" } },
+          {
+            name: "event_types[]",
+            in: "query",
+            schema: { type: "array", items: { type: "string", enum: [...FEED_EVENT_TYPES] } },
+            style: "form",
+            explode: true,
+          },
+        ],
+        responses: {
+          200: ok(
+            "An event stream; each message's data is a FeedEvent",
+            { type: "string" },
+            "text/event-stream",
+          ),
+          400: error("Bad cursor or event type"),
+          401: error("Token missing, unknown or revoked"),
+          402: error("No Enterprise access"),
+          403: error("Token not of this project_id"),
+          503: error(
+            "Over 120 reads a minute, 2 streams already open (Retry-After), or unavailable",
+          ),
+        },
+      },
+    },
     "/api/v1/admin/projects": {
       get: {
         operationId: "listProjects",

@@ -14,7 +14,7 @@ import { LinkRef } from "./link.ts";
  * client generated from this schema should keep an unknown value readable (for example
  * graphql-codegen's `futureProofEnums`).
  */
-const FeedEventType = builder.enumType("FeedEventType", {
+export const FeedEventType = builder.enumType("FeedEventType", {
   description: "An event's type, spelt as in REST's `type` and `event_types[]`.",
   values: FEED_EVENT_TYPES,
 });
@@ -73,7 +73,7 @@ const FeedEvent = builder.objectRef<FeedEnvelope>("FeedEvent").implement({
   }),
 });
 
-const EventFeedEdgeRef = builder.objectRef<EventFeedEdge>("EventFeedEdge")
+export const EventFeedEdgeRef = builder.objectRef<EventFeedEdge>("EventFeedEdge")
   .implement({
     fields: (t) => ({
       cursor: t.string({

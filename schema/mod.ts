@@ -3,5 +3,6 @@ import { builder } from "./builder.ts";
 import "./link.ts";
 import "./metrics.ts";
 import "./feed.ts";
+import "./live.ts";
 
 export const schema = builder.toSchema();

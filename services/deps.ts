@@ -1,6 +1,7 @@
 import type { Config } from "../config.ts";
 import type { Sql } from "../db/connect.ts";
 import type { Clock } from "./clock.ts";
+import type { LiveTails } from "./live_tail.ts";
 import type { Logger } from "./log.ts";
 import type { ViewRecorder } from "./view_recorder.ts";
 
@@ -19,4 +20,9 @@ export interface AppDeps {
   cursorSecret: string;
   /** Link-host views, written behind the responses; main.ts flushes it at shutdown. */
   views: ViewRecorder;
+  /**
+   * Live-tail streams, woken by capture notifications; main.ts closes it at shutdown. When
+   * absent, createApp makes one that polls.
+   */
+  liveTails?: LiveTails;
 }

@@ -4,7 +4,12 @@ import type { Db, Sql } from "../db/connect.ts";
 import type { Clock } from "./clock.ts";
 import { ApiError } from "./errors.ts";
 import { FEED_EVENT_TYPES } from "./feed_envelope.ts";
-import { authenticateFeedToken, authorizeFeedRead, touchFeedToken } from "./feed_auth.ts";
+import {
+  authenticateFeedToken,
+  authorizeFeedRead,
+  type FeedReader,
+  touchFeedToken,
+} from "./feed_auth.ts";
 import { decodeCursor, encodeCursor, type FeedPosition } from "./feed_cursor.ts";
 import { feedRetentionCutoff } from "./feed_retention.ts";
 import { assertUnderRateLimit, recordRateHit } from "./rate_limit.ts";
@@ -31,6 +36,13 @@ export interface FeedReadInput {
   eventTypes?: readonly string[] | undefined;
   after?: string | undefined;
 }
+
+/**
+ * Runs in readFeedPage's transaction once the token is admitted by the rate limit, before the
+ * query parameters are checked: an extra admission (the live tail's open-stream limit) that a
+ * later rejection rolls back with the rest.
+ */
+export type FeedAdmission = (tx: Db, reader: FeedReader) => Promise<void>;
 
 /** One captured event: its envelope exactly as stored, and its place in the feed. */
 export interface FeedPageEvent {
@@ -64,6 +76,7 @@ export async function readFeedPage(
   sql: Sql,
   deps: FeedDeps,
   input: FeedReadInput,
+  admit?: FeedAdmission,
 ): Promise<FeedPage> {
   const now = deps.clock.now();
   return await sql.begin(async (tx) => {
@@ -76,6 +89,7 @@ export async function readFeedPage(
     ]);
     authorizeFeedRead(reader, input.projectId);
     await assertUnderRateLimit(tx, reader.tokenId, now, deps.config.feedRateLimit);
+    await admit?.(tx, reader);
     const query = parseFeedQuery(deps.cursorSecret, reader.environmentId, input);
     // Admitted: the two writes and the page go out together, in one round trip. The page is
     // one statement with its own snapshot, taken after every earlier capture committed.
@@ -88,8 +102,26 @@ export async function readFeedPage(
   });
 }
 
+/**
+ * The next page for a reader already admitted by readFeedPage (the live tail): the same
+ * parameter checks and page, without authentication, rate limit or last-used stamp.
+ */
+export async function readAdmittedPage(
+  db: Db,
+  deps: Pick<FeedDeps, "clock" | "cursorSecret">,
+  environmentId: number,
+  input: Pick<FeedReadInput, "limit" | "eventTypes" | "after">,
+): Promise<FeedPage> {
+  const query = parseFeedQuery(deps.cursorSecret, environmentId, input);
+  return await selectPage(db, deps.cursorSecret, environmentId, query, deps.clock.now());
+}
+
 /** Validates the query parameters (in the contract's order) against the token's environment. */
-function parseFeedQuery(secret: string, environmentId: number, input: FeedReadInput): FeedQuery {
+function parseFeedQuery(
+  secret: string,
+  environmentId: number,
+  input: Pick<FeedReadInput, "limit" | "eventTypes" | "after">,
+): FeedQuery {
   const limit = parseLimit(input.limit);
   const eventTypes = normaliseEventTypes(input.eventTypes ?? []);
   if (input.after === undefined) return { limit, eventTypes, after: null };

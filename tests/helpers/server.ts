@@ -7,6 +7,9 @@ import { ManualClock } from "./clock.ts";
 import { silentLogger } from "./clock.ts";
 import { hashSecret } from "../../services/secrets.ts";
 import { ViewRecorder } from "../../services/view_recorder.ts";
+import type { AppDeps } from "../../services/deps.ts";
+import type { FeedWakeup } from "../../services/feed_wakeup.ts";
+import { LiveTails } from "../../services/live_tail.ts";
 import { createTestDatabase, type TestDatabase } from "./database.ts";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789";
@@ -20,6 +23,8 @@ export interface TestServer {
   config: Config;
   /** Link-host views are written behind the response: flush before counting them. */
   views: ViewRecorder;
+  /** The instance's live-tail streams (closed by close(), as main.ts does at shutdown). */
+  liveTails: LiveTails;
   close(): Promise<void>;
 }
 
@@ -33,7 +38,14 @@ export interface TestResponse<T = unknown> {
 /** Serves a fresh app over `db` (another instance when called twice on one database). */
 export function serveApp(
   db: TestDatabase,
-  options: { clock?: ManualClock; config?: Record<string, string>; sql?: Sql } = {},
+  options: {
+    clock?: ManualClock;
+    config?: Record<string, string>;
+    sql?: Sql;
+    /** Capture notifications for live tails; without, they poll (`livePollMs`). */
+    wakeup?: FeedWakeup;
+    livePollMs?: number;
+  } = {},
 ): TestServer {
   const config = resolveConfig({
     DATABASE_URL: db.url,
@@ -48,7 +60,7 @@ export function serveApp(
     linkBaseUrl: config.linkBaseUrl,
     logger: silentLogger,
   });
-  const app = createApp({
+  const deps: AppDeps = {
     sql,
     config,
     clock,
@@ -56,7 +68,12 @@ export function serveApp(
     adminTokenHash: hashSecret(ADMIN_TOKEN),
     cursorSecret: config.cursorSecret ?? CURSOR_SECRET,
     views,
+  };
+  const liveTails = new LiveTails(deps, {
+    wakeup: options.wakeup ?? null,
+    ...(options.livePollMs === undefined ? {} : { pollMs: options.livePollMs }),
   });
+  const app = createApp({ ...deps, liveTails });
   const controller = new AbortController();
   const server = Deno.serve({
     hostname: "127.0.0.1",
@@ -70,7 +87,9 @@ export function serveApp(
     clock,
     config,
     views,
+    liveTails,
     async close() {
+      await liveTails.close();
       controller.abort();
       await server.finished;
       await views.flush();
