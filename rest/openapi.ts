@@ -186,6 +186,7 @@ export const OPENAPI_DOCUMENT = {
     "/api/v1/projects/{project_id}/event_stream/live": {
       get: {
         summary: "Follow the event feed live (Server-Sent Events)",
+        operationId: "streamEventFeed",
         description: "The same token, checks, filters and cursors as event_stream. One message " +
           "per event: `id:` the cursor just after it, `event: feed_event`, `data:` the " +
           "envelope; a comment every 15 s. Resume with `Last-Event-ID` (or `after`). Opening " +
@@ -196,13 +197,7 @@ export const OPENAPI_DOCUMENT = {
           projectId,
           { name: "after", in: "query", schema: { type: "string" } },
           { name: "Last-Event-ID", in: "header", schema: { type: "string" } },
-          {
-            name: "event_types[]",
-            in: "query",
-            schema: { type: "array", items: { type: "string", enum: [...FEED_EVENT_TYPES] } },
-            style: "form",
-            explode: true,
-          },
+          eventTypesParam,
         ],
         responses: {
           200: ok(
@@ -214,9 +209,17 @@ export const OPENAPI_DOCUMENT = {
           401: error("Token missing, unknown or revoked"),
           402: error("No Enterprise access"),
           403: error("Token not of this project_id"),
-          503: error(
-            "Over 120 reads a minute, 2 streams already open (Retry-After), or unavailable",
-          ),
+          503: {
+            ...error(
+              "Over 120 reads a minute or 2 streams already open (rate_limited), or unavailable",
+            ),
+            headers: {
+              "Retry-After": {
+                description: "With rate_limited: seconds until a stream may be opened again",
+                schema: { type: "integer", minimum: 1 },
+              },
+            },
+          },
         },
       },
     },
