@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { ingestMany, sleep } from "./helpers/client.ts";
 import { createFeedToken, createProject, startTestServer } from "./helpers/server.ts";
+import { MAX_STREAM_MS } from "../services/live_tail.ts";
 
 const CLI = new URL("../cli/feed.ts", import.meta.url).pathname;
 const srv = await startTestServer({ config: { FEED_RATE_LIMIT: "100000" } });
@@ -265,5 +266,37 @@ Deno.test("feed CLI --live: a refusal stops with the pull mode's recovery", asyn
   // The saved cursor is untouched.
   const saved = JSON.parse(await Deno.readTextFile(`${dir}/c`));
   assert.equal(saved.cursors[key].after, "not-a-cursor");
+  await Deno.remove(dir, { recursive: true });
+});
+
+Deno.test("feed CLI --live: a stream the server ends (after 1 h) reconnects from the saved cursor", async () => {
+  const p = await createProject(srv.url);
+  const token = await createFeedToken(srv.url, p.productionId);
+  const dir = await Deno.makeTempDir();
+  const args = [
+    "--url",
+    srv.url,
+    "--project-id",
+    String(p.productionId),
+    "--cursor-file",
+    `${dir}/c`,
+    "--live",
+  ];
+  const live = runCli(args, { FEED_TOKEN: token.value });
+  await ingestMany(srv.url, p.key, 10, { prefix: "before" });
+  await waitFor("the first 10 lines", () => live.lines().length >= 10);
+  // The stream reaches its 1 h limit: the server ends it, the CLI reconnects.
+  srv.clock.advance(MAX_STREAM_MS);
+  await waitFor("a reconnection", () => /reconnecting in \d+ms/.test(live.stderr()));
+  await ingestMany(srv.url, p.key, 10, { prefix: "after" });
+  await waitFor("the next 10 lines", () => live.lines().length >= 20);
+  live.child.kill("SIGINT");
+  const run = await live.done;
+  assert.equal(run.code, 0, run.stderr);
+  assert.match(run.stderr, /the stream ended/);
+  assert.match(run.stderr, /feed: 20 events, 0 duplicates, [1-9]\d* reconnects, stopped/);
+  const ids = run.stdout.trim().split("\n").map((l) => JSON.parse(l).id as string);
+  assert.equal(ids.length, 20);
+  assert.equal(new Set(ids).size, 20);
   await Deno.remove(dir, { recursive: true });
 });
