@@ -6,6 +6,7 @@ import { benchDatabase } from "./lib.ts";
 import { deliveryBenchmarks } from "./delivery.ts";
 import { feedBenchmarks } from "./feed.ts";
 import { graphqlBenchmarks } from "./graphql.ts";
+import { liveBenchmarks } from "./live.ts";
 import { type Row, sdkBenchmarks } from "./sdk.ts";
 
 const argv = Deno.args[0] === "--" ? Deno.args.slice(1) : Deno.args;
@@ -34,6 +35,7 @@ const suites: Record<string, (db: Awaited<ReturnType<typeof benchDatabase>>) => 
   feed: (db) => feedBenchmarks(db, seconds, Number(values["feed-rows"])),
   graphql: (db) => graphqlBenchmarks(db, seconds),
   delivery: (db) => deliveryBenchmarks(db, seconds),
+  live: (db) => liveBenchmarks(db, seconds),
 };
 
 const rows: Row[] = [];

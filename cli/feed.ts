@@ -2,7 +2,18 @@
 // Reads the event feed with the client library and writes each event as one JSON line to
 // stdout; progress goes to stderr. The token comes from FEED_TOKEN only, never a flag.
 import { parseArgs } from "node:util";
-import { FeedError, type FeedProgress, FeedReader, FileCursorStore } from "../client/mod.ts";
+import {
+  backoffDelay,
+  cursorKey,
+  type CursorStore,
+  FeedError,
+  type FeedProgress,
+  FeedReader,
+  FileCursorStore,
+} from "../client/mod.ts";
+import { abortableSleep } from "../client/backoff.ts";
+import { openLiveStream } from "../client/live.ts";
+import { RecentIds } from "../client/recent_ids.ts";
 
 const USAGE = `Usage: deno task feed -- --url URL --project-id ID [options]
 
@@ -16,11 +27,13 @@ The feed token is read from the FEED_TOKEN environment variable.
   --integration NAME     cursor name, one per consumer (default: cli)
   --limit N              page size, 1 to 1000 (default: 1000)
   --follow               keep polling once caught up (default: stop when caught up)
+  --live                 follow the live stream (Server-Sent Events) instead of polling;
+                         same cursor file, reconnects with backoff when the stream drops
   --poll-interval MS     wait after an empty page when following (default: 1000)
   --reset-cursor         forget the saved cursor (keeping recent ids) and reread retained events
   --help                 this text
 
-Ctrl-C stops after the page in progress, with the cursor saved.`;
+Ctrl-C stops after the page (with --live: the event) in progress, with the cursor saved.`;
 
 const encoder = new TextEncoder();
 
@@ -55,6 +68,7 @@ function parse(argv: string[]) {
         integration: { type: "string", default: "cli" },
         limit: { type: "string", default: "1000" },
         follow: { type: "boolean", default: false },
+        live: { type: "boolean", default: false },
         "poll-interval": { type: "string", default: "1000" },
         "reset-cursor": { type: "boolean", default: false },
         help: { type: "boolean", default: false },
@@ -117,9 +131,27 @@ async function main(): Promise<number> {
   let interrupts = 0;
   Deno.addSignalListener("SIGINT", () => {
     if (++interrupts > 1) Deno.exit(130);
-    printErr("feed: stopping after the current page (Ctrl-C again to quit at once)");
+    printErr(
+      `feed: stopping after the current ${
+        opts.live ? "event" : "page"
+      } (Ctrl-C again to quit at once)`,
+    );
     controller.abort();
   });
+
+  if (opts.live) {
+    if (opts.follow) usageError("--live already follows the feed: use one of --live and --follow");
+    return await runLive({
+      baseUrl: opts.url,
+      projectId: opts["project-id"],
+      token,
+      integration: opts.integration,
+      eventTypes: opts.types ? opts.types.split(",") : [],
+      store: new FileCursorStore(opts["cursor-file"]),
+      resetCursor: opts["reset-cursor"],
+      signal: controller.signal,
+    });
+  }
 
   let lastReport = 0;
   let stdoutBroken = false;
@@ -176,6 +208,142 @@ async function main(): Promise<number> {
     }
     throw err;
   }
+}
+
+interface LiveRun {
+  baseUrl: string;
+  projectId: string;
+  token: string;
+  integration: string;
+  eventTypes: string[];
+  store: CursorStore;
+  resetCursor: boolean;
+  signal: AbortSignal;
+}
+
+const LIVE_BACKOFF = { baseDelayMs: 500, maxDelayMs: 30_000 };
+/** A stream that stayed open this long resets the backoff. */
+const LIVE_HEALTHY_MS = 10_000;
+
+/**
+ * --live: reads the SSE stream, writes each event as a line, and saves the cursor just after
+ * it once the line is written (never before). Resumes from the pull reader's saved cursor
+ * (same file, same key: the two modes share it) and deduplicates by the same window of ids.
+ * A dropped stream, a 503 or a network error reconnects with backoff from the saved cursor;
+ * any other refusal stops with the pull mode's recovery.
+ */
+async function runLive(run: LiveRun): Promise<number> {
+  const key = cursorKey(run);
+  let state;
+  try {
+    state = (await run.store.load(key)) ?? { after: null, recentIds: [] };
+  } catch (err) {
+    printErr(`feed: cannot read the cursor file: ${describe(err)}`);
+    return 1;
+  }
+  if (run.resetCursor) {
+    state = { after: null, recentIds: state.recentIds };
+    await run.store.save(key, state);
+  }
+  const recent = new RecentIds(5000, state.recentIds);
+  let after = state.after;
+  const stats = { events: 0, duplicates: 0, reconnects: 0 };
+  let failures = 0;
+  let lastReport = Date.now();
+  const summary = () =>
+    `feed: ${stats.events} events, ${stats.duplicates} duplicates, ${stats.reconnects} reconnects`;
+
+  while (!run.signal.aborted) {
+    const openedAt = Date.now();
+    let reason: string;
+    let retryAfterMs: number | undefined;
+    try {
+      const stream = await openLiveStream({
+        baseUrl: run.baseUrl,
+        projectId: run.projectId,
+        token: run.token,
+        eventTypes: run.eventTypes,
+        after,
+        signal: run.signal,
+      });
+      const iterator = stream[Symbol.asyncIterator]();
+      const aborted = new Promise<null>((resolve) => {
+        if (run.signal.aborted) resolve(null);
+        run.signal.addEventListener("abort", () => resolve(null), { once: true });
+      });
+      for (;;) {
+        // The fetch's signal does not always end a body read in progress: race it.
+        const next = await Promise.race([iterator.next(), aborted]);
+        if (next === null) {
+          void iterator.return?.().catch(() => {});
+          break;
+        }
+        if (next.done) break;
+        const message = next.value;
+        let event: { id?: unknown; schema_version?: unknown };
+        try {
+          event = JSON.parse(message.data);
+        } catch {
+          throw new Error("an event that is not JSON");
+        }
+        if (event.schema_version !== 1) {
+          printErr(
+            `feed: an event of schema_version ${event.schema_version}, which this client does ` +
+              "not understand. Recovery: update the client; the cursor stays before it",
+          );
+          return 1;
+        }
+        const id = typeof event.id === "string" ? event.id : null;
+        if (id !== null && recent.has(id)) {
+          stats.duplicates++;
+        } else {
+          try {
+            await writeAll(encoder.encode(message.data + "\n"));
+          } catch {
+            printErr("feed: stdout closed; the cursor stays before the unwritten event");
+            return 1;
+          }
+          stats.events++;
+          if (id !== null) recent.add(id);
+        }
+        after = message.cursor;
+        await run.store.save(key, { after, recentIds: recent.toArray() });
+        if (Date.now() - lastReport >= 1000) {
+          lastReport = Date.now();
+          printErr(summary());
+        }
+        if (run.signal.aborted) break;
+      }
+      reason = "the stream ended";
+    } catch (err) {
+      if (run.signal.aborted) break;
+      if (err instanceof FeedError && err.status !== 503) {
+        printErr(`feed: ${err.message}`);
+        return 1;
+      }
+      if (err instanceof FeedError) {
+        reason = `503 ${err.code ?? "unavailable"}`;
+        retryAfterMs = err.code === "rate_limited" ? 1000 : undefined;
+      } else {
+        reason = `network error: ${describe(err)}`;
+      }
+    }
+    if (run.signal.aborted) break;
+    if (Date.now() - openedAt >= LIVE_HEALTHY_MS) failures = 0;
+    failures++;
+    stats.reconnects++;
+    const delayMs = backoffDelay(failures, LIVE_BACKOFF, Math.random, retryAfterMs);
+    printErr(
+      `feed: reconnecting in ${delayMs}ms (${reason}); total reconnects ${stats.reconnects}`,
+    );
+    await abortableSleep(delayMs, run.signal);
+  }
+  printErr(`${summary()}, stopped; cursor saved`);
+  return 0;
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
 }
 
 Deno.exit(await main());

@@ -13,6 +13,7 @@ interface Asset {
 const TYPES: Record<string, string> = {
   "app.css": "text/css; charset=utf-8",
   "app.js": "text/javascript; charset=utf-8",
+  "live.js": "text/javascript; charset=utf-8",
   "icon.svg": "image/svg+xml",
 };
 

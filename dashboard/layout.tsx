@@ -70,17 +70,16 @@ export function envBase(projectId: number): string {
   return `${BASE}/environments/${projectId}`;
 }
 
-export type EnvTab = "links" | "metrics" | "tokens" | "destinations" | "export";
+export type EnvTab = "links" | "metrics" | "live" | "tokens" | "destinations" | "export";
 
 /**
- * The tabs of one environment. The Live events page (the live tail) plugs in here when its
- * service lands: add its tab to TABS and EnvTab, and its routes to dashboard/routes.tsx beside
- * the others of an environment. Destinations' delivery state, pause, test and rotation join
- * pages/destinations.tsx the same way.
+ * The tabs of one environment. Destinations' delivery state, pause, test and rotation join
+ * pages/destinations.tsx beside the others.
  */
 const TABS: { tab: EnvTab; label: string; path: string }[] = [
   { tab: "links", label: "Links", path: "links" },
   { tab: "metrics", label: "Metrics", path: "metrics" },
+  { tab: "live", label: "Live events", path: "live" },
   { tab: "tokens", label: "Feed tokens", path: "tokens" },
   { tab: "destinations", label: "Destinations", path: "destinations" },
   { tab: "export", label: "Export", path: "export" },

@@ -2,6 +2,7 @@
 // same services as the admin API (no SQL here), forms that work without JavaScript.
 import { type Context, Hono } from "hono";
 import { html } from "hono/html";
+import { streamSSE } from "hono/streaming";
 import type { HtmlEscapedString } from "hono/utils/html";
 import { renderSVG } from "uqr";
 import { z } from "zod";
@@ -17,6 +18,8 @@ import type { AppDeps } from "../services/deps.ts";
 import { ApiError, classifyError, ERROR_STATUS } from "../services/errors.ts";
 import { eventsPerDay } from "../services/events_per_day.ts";
 import { planExport, streamExport } from "../services/export.ts";
+import { readAdmittedPage } from "../services/feed.ts";
+import { LiveTails } from "../services/live_tail.ts";
 import { createFeedToken, listFeedTokens, revokeFeedToken } from "../services/feed_tokens.ts";
 import { accessPath, setLinkActive } from "../services/links.ts";
 import { describeError } from "../services/log.ts";
@@ -36,6 +39,7 @@ import { emptyLinkForm, formText, parseLinkForm } from "./forms.ts";
 import { envBase } from "./layout.tsx";
 import { ErrorPage } from "./pages/error.tsx";
 import { ExportPage } from "./pages/export.tsx";
+import { LivePage } from "./pages/live.tsx";
 import { LinkPage, LinksPage, NewLinkPage } from "./pages/links.tsx";
 import { MetricsPage } from "./pages/metrics.tsx";
 import { ProjectPage, ProjectsPage, RegenerateKeyPage } from "./pages/projects.tsx";
@@ -387,6 +391,54 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
       eventsPerDay(sql, ctx.env.id, { now: clock.now(), days }),
     ]);
     return page(c, <MetricsPage {...ctx} links={links} days={perDay} />);
+  });
+
+  const liveTails = deps.liveTails ?? new LiveTails(deps, { wakeup: null });
+
+  // GET /dashboard/environments/:project_id/live – the environment's events as captured
+  app.get("/environments/:project_id/live", async (c) => {
+    const ctx = await loadEnv(c);
+    return page(c, <LivePage {...ctx} />);
+  });
+
+  // GET /dashboard/environments/:project_id/live/stream – the same as Server-Sent Events, for
+  // live.js: from the feed's head, or after the Last-Event-ID an EventSource resends.
+  app.get("/environments/:project_id/live/stream", async (c) => {
+    const { env } = await loadEnv(c);
+    const lastEventId = c.req.header("Last-Event-ID");
+    const after = lastEventId !== undefined && lastEventId !== "" ? lastEventId : undefined;
+    if (after !== undefined) {
+      // A cursor that is not this environment's is refused before the stream starts.
+      try {
+        await readAdmittedPage(sql, deps, env.id, { limit: 1, after });
+      } catch (err) {
+        if (err instanceof ApiError && ERROR_STATUS[err.code] === 400) {
+          return c.text("Last-Event-ID is not a cursor of this environment.", 400);
+        }
+        throw err;
+      }
+    }
+    const stream = await liveTails.openForAdmin(env.id, after);
+    c.header("X-Accel-Buffering", "no");
+    return streamSSE(c, async (sse) => {
+      sse.onAbort(() => stream.close());
+      stream.signal.addEventListener("abort", () => {
+        setTimeout(() => sse.abort(), 1_000);
+      }, { once: true });
+      const keepalive = setInterval(() => void sse.write(": keep-alive\n\n"), 15_000);
+      try {
+        await sse.write(": live\n\n");
+        for await (const events of stream.pages) {
+          for (const event of events) {
+            await sse.writeSSE({ id: event.cursor, event: "feed_event", data: event.body });
+          }
+          if (sse.aborted) break;
+        }
+      } finally {
+        clearInterval(keepalive);
+        stream.close();
+      }
+    });
   });
 
   function defaultRange() {
