@@ -31,7 +31,7 @@ import {
   regenerateProjectKey,
   updateProject,
 } from "../services/projects.ts";
-import { signIn, signOut } from "../services/sessions.ts";
+import { sessionStands, signIn, signOut } from "../services/sessions.ts";
 import { getAsset } from "./assets.ts";
 import { destinationPages } from "./destination_routes.tsx";
 import { settingsPages } from "./settings_routes.tsx";
@@ -61,6 +61,8 @@ import { getCookie } from "hono/cookie";
 
 const projectName = text(200).trim().min(1, "must not be empty");
 const DAY_MS = 86_400_000;
+/** How often an open live stream checks that its session still stands. */
+const SESSION_CHECK_MS = 2_000;
 const dateInput = z.iso.date("must be a date (YYYY-MM-DD)");
 
 type Node = HtmlEscapedString | Promise<HtmlEscapedString>;
@@ -426,6 +428,14 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
         setTimeout(() => sse.abort(), 1_000);
       }, { once: true });
       const keepalive = setInterval(() => void sse.write(": keep-alive\n\n"), 15_000);
+      // The stream ends with its session (sign-out, or 12 hours idle), checked every 2 s.
+      const session = c.get("session");
+      const sessionCheck = setInterval(() => {
+        sessionStands(sql, clock, session.token).then(
+          (stands) => stands || stream.close(),
+          () => {}, // the database is away: the next check, or the stream's own, decides
+        );
+      }, SESSION_CHECK_MS);
       try {
         await sse.write(": live\n\n");
         for await (const events of stream.pages) {
@@ -436,6 +446,7 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
         }
       } finally {
         clearInterval(keepalive);
+        clearInterval(sessionCheck);
         stream.close();
       }
     });

@@ -80,6 +80,20 @@ export async function resumeSession(
   return row ? { token, csrfToken: csrfTokenFor(token) } : null;
 }
 
+/**
+ * Whether a session still stands (not signed out, not idle for 12 hours), without restarting its
+ * idle clock: an open live page is not activity that keeps a session alive.
+ */
+export async function sessionStands(sql: Sql, clock: Clock, token: string): Promise<boolean> {
+  const now = clock.now();
+  const [row] = await sql`
+    select 1 from dashboard_sessions
+    where token_hash = ${hashSecret(token)}
+      and last_seen_at > ${new Date(now.getTime() - SESSION_IDLE_MS)}
+  `;
+  return row !== undefined;
+}
+
 export async function signOut(sql: Sql, token: string): Promise<void> {
   await sql`delete from dashboard_sessions where token_hash = ${hashSecret(token)}`;
 }

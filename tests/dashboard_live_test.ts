@@ -1,7 +1,7 @@
 // The dashboard's Live events page and its session-authenticated stream over real HTTP.
 import assert from "node:assert/strict";
 import { ingestMany } from "./helpers/client.ts";
-import { getPage, signInOverHttp } from "./helpers/dashboard.ts";
+import { getPage, postForm, signInOverHttp } from "./helpers/dashboard.ts";
 import { createFeedToken, createProject, startTestServer } from "./helpers/server.ts";
 
 const srv = await startTestServer();
@@ -101,4 +101,25 @@ Deno.test("dashboard live: a bad Last-Event-ID or environment is a 4xx, never a 
     const res = await getPage(srv.url, `/dashboard/environments/${id}/live/stream`, client);
     assert.ok(res.status >= 400 && res.status < 500, `${id}: ${res.status}`);
   }
+});
+
+Deno.test("dashboard live: signing out ends an open stream within seconds", async () => {
+  const p = await createProject(srv.url);
+  await createFeedToken(srv.url, p.productionId);
+  const client = await signInOverHttp(srv.url);
+  const res = await fetch(`${srv.url}/dashboard/environments/${p.productionId}/live/stream`, {
+    headers: { cookie: client.cookie },
+  });
+  assert.equal(res.status, 200);
+  const reader = res.body!.getReader();
+  await reader.read(); // the stream's opening comment
+  const out = await postForm(srv.url, "/dashboard/sign-out", client, { _csrf: client.csrf });
+  assert.equal(out.status, 303);
+  const signedOutAt = performance.now();
+  // The stream ends by itself (done), with no event and well within 5 s.
+  const deadline = setTimeout(() => reader.cancel(), 10_000);
+  let done = false;
+  while (!done) done = (await reader.read()).done;
+  clearTimeout(deadline);
+  assert.ok(performance.now() - signedOutAt < 5_000, "ended within 5 s");
 });
