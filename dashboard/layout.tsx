@@ -1,6 +1,7 @@
 // The frame every dashboard page shares, and the small pieces the pages are built from. Hono's
 // JSX escapes every value it renders; nothing here writes raw HTML.
 import type { Child } from "hono/jsx";
+import { FEED_EVENT_TYPES } from "../services/feed_envelope.ts";
 import type { Environment } from "../services/projects.ts";
 import type { Session } from "../services/sessions.ts";
 import { assetUrl } from "./assets.ts";
@@ -123,6 +124,39 @@ export function envCrumbs(env: Environment, projectName: string, page: string): 
     { label: projectName, href: `${BASE}/projects/${env.hashid}` },
     { label: `${envLabel(env.kind)}: ${page}` },
   ];
+}
+
+/** A checkbox per feed event type (none ticked means every type), as the forms submit them. */
+export function EventTypeBoxes(props: {
+  name: string;
+  hint: string;
+  selected: readonly string[];
+  error?: string | undefined;
+}) {
+  return (
+    <fieldset
+      class={props.error ? "has-error" : undefined}
+      aria-describedby={props.error ? "types-error" : undefined}
+    >
+      <legend>Event types</legend>
+      <p class="hint">{props.hint}</p>
+      <div class="types">
+        {FEED_EVENT_TYPES.map((t) => (
+          <div class="check">
+            <input
+              type="checkbox"
+              id={`type-${t}`}
+              name={props.name}
+              value={t}
+              checked={props.selected.includes(t)}
+            />
+            <label for={`type-${t}`}>{t}</label>
+          </div>
+        ))}
+      </div>
+      {props.error && <p class="error-text" id="types-error">{props.error}</p>}
+    </fieldset>
+  );
 }
 
 export function Field(props: {

@@ -2,7 +2,6 @@
 // and resume, a test delivery, a new secret (after a confirmation), removal (after another).
 import type { Child } from "hono/jsx";
 import type { DestinationStatus as Destination } from "../../services/destinations.ts";
-import { FEED_EVENT_TYPES } from "../../services/feed_envelope.ts";
 import type { Environment } from "../../services/projects.ts";
 import type { Session } from "../../services/sessions.ts";
 import {
@@ -11,6 +10,7 @@ import {
   envBase,
   envCrumbs,
   EnvHeader,
+  EventTypeBoxes,
   Field,
   formatDate,
   formatNumber,
@@ -198,28 +198,12 @@ export function DestinationsPage(props: {
               error={errors.url}
               placeholder="https://hooks.example.com/events"
             />
-            <fieldset
-              class={errors.types ? "has-error" : undefined}
-              aria-describedby={errors.types ? "types-error" : undefined}
-            >
-              <legend>Event types</legend>
-              <p class="hint">None ticked sends every type.</p>
-              <div class="types">
-                {FEED_EVENT_TYPES.map((t) => (
-                  <div class="check">
-                    <input
-                      type="checkbox"
-                      id={`type-${t}`}
-                      name="event_types"
-                      value={t}
-                      checked={values.types.includes(t)}
-                    />
-                    <label for={`type-${t}`}>{t}</label>
-                  </div>
-                ))}
-              </div>
-              {errors.types && <p class="error-text" id="types-error">{errors.types}</p>}
-            </fieldset>
+            <EventTypeBoxes
+              name="event_types"
+              hint="None ticked sends every type."
+              selected={values.types}
+              error={errors.types}
+            />
             <button type="submit" class="button">Add destination</button>
           </form>
         </section>

@@ -1,7 +1,14 @@
-import { FEED_EVENT_TYPES } from "../../services/feed_envelope.ts";
 import type { Environment } from "../../services/projects.ts";
 import type { Session } from "../../services/sessions.ts";
-import { envBase, envCrumbs, EnvHeader, Field, Layout, Notice } from "../layout.tsx";
+import {
+  envBase,
+  envCrumbs,
+  EnvHeader,
+  EventTypeBoxes,
+  Field,
+  Layout,
+  Notice,
+} from "../layout.tsx";
 
 export function ExportPage(props: {
   session: Session;
@@ -39,24 +46,11 @@ export function ExportPage(props: {
             />
             <Field label="To (UTC, inclusive)" name="to" type="date" value={props.to} required />
           </div>
-          <fieldset>
-            <legend>Event types</legend>
-            <p class="hint">None ticked exports every type.</p>
-            <div class="types">
-              {FEED_EVENT_TYPES.map((t) => (
-                <div class="check">
-                  <input
-                    type="checkbox"
-                    id={`type-${t}`}
-                    name="types"
-                    value={t}
-                    checked={props.types.includes(t)}
-                  />
-                  <label for={`type-${t}`}>{t}</label>
-                </div>
-              ))}
-            </div>
-          </fieldset>
+          <EventTypeBoxes
+            name="types"
+            hint="None ticked exports every type."
+            selected={props.types}
+          />
           <button type="submit" class="button">Download NDJSON</button>
         </form>
       </section>
