@@ -22,13 +22,11 @@ async function fillFeed(db: BenchDatabase, environmentId: number, hashid: string
   const { sql } = db;
   for (let done = 0; done < n; done += 200_000) {
     const batch = Math.min(200_000, n - done);
+    // xid and seq take their defaults, as a capture's would: one transaction per batch.
     await sql`
-      with s as (
-        update environments set feed_seq = feed_seq + ${batch}
-        where id = ${environmentId} returning feed_seq - ${batch} as first
-      )
-      insert into feed_events (environment_id, seq, type, received_at, body)
-      select ${environmentId}, s.first + g, case when g % 5 = 0 then 'install' else 'open' end,
+      with s as (select ${done}::bigint as first)
+      insert into feed_events (environment_id, type, received_at, body)
+      select ${environmentId}, case when g % 5 = 0 then 'install' else 'open' end,
         now(),
         json_build_object(
           'schema_version', 1, 'id', 'evt_' || lpad(to_hex(s.first + g), 26, '0'),
@@ -70,35 +68,47 @@ export async function feedBenchmarks(
   const [env] = await sql<{ epoch: string }[]>`
     select (extract(epoch from capture_started_at) * 1000000)::bigint as epoch
     from environments where id = ${envId}`;
-  const cursorAt = (seq: number) =>
+  // The place of the n-th event (0-based) in feed order.
+  const pointAt = async (n: number) => {
+    const [point] = await sql<{ xid: string; seq: string }[]>`
+      select xid::text, seq::text from feed_events where environment_id = ${envId}
+      order by xid, seq offset ${n} limit 1`;
+    return point!;
+  };
+  const cursorAt = (point: { xid: string; seq: string }) =>
     encodeCursor(CURSOR_SECRET, {
       environmentId: envId,
       epoch: env!.epoch,
       eventTypes: [],
-      seq: String(seq),
+      ...point,
     });
 
   const service = serveService(sql);
   const baseline = serve(async (req) => {
-    const after = Number(new URL(req.url).searchParams.get("after") ?? 0);
+    const params = new URL(req.url).searchParams;
+    const [xid, seq] = [params.get("xid") ?? "0", params.get("seq") ?? "0"];
     const page = await sql<{ body: string }[]>`
-      select body from feed_events where environment_id = ${envId} and seq > ${after}
-      order by seq limit 1000`;
+      select body from feed_events
+      where environment_id = ${envId} and (xid, seq) > (${xid}::bigint, ${seq}::bigint)
+      order by xid, seq limit 1000`;
     return new Response(`{"events":[${page.map((r) => r.body).join(",")}]}`, {
       headers: { "content-type": "application/json" },
     });
   });
-  const servicePage = (seq: number) =>
+  const servicePage = (point: { xid: string; seq: string }) =>
     `${service.url}/api/v1/projects/${envId}/event_stream?limit=1000&after=${
-      encodeURIComponent(cursorAt(seq))
+      encodeURIComponent(cursorAt(point))
     }`;
+  const baselinePage = (point: { xid: string; seq: string }) =>
+    `${baseline.url}/?xid=${point.xid}&seq=${point.seq}`;
 
   try {
     const [sample] = await sql<{ n: number }[]>`
       select avg(length(body))::int as n from feed_events where environment_id = ${envId}`;
+    const middle = await pointAt(50_000);
     const page = await compare(
-      () => wrk(servicePage(50_000), { connections: 8, seconds, lua: rotate }),
-      () => wrk(`${baseline.url}/?after=50000`, { connections: 8, seconds }),
+      () => wrk(servicePage(middle), { connections: 8, seconds, lua: rotate }),
+      () => wrk(baselinePage(middle), { connections: 8, seconds }),
     );
     rows.push({
       name: `feed page, 1000 events of ~${sample!.n} B (-c8)`,
@@ -110,20 +120,24 @@ export async function feedBenchmarks(
     });
 
     // Latency of a page near the newest events, with little and with much history behind it.
-    const latency = async (seq: number) =>
+    const latency = async (point: { xid: string; seq: string }) =>
       (await compare(
-        () => wrk(servicePage(seq), { connections: 1, threads: 1, seconds, lua: rotate }),
-        () => wrk(`${baseline.url}/?after=${seq}`, { connections: 1, threads: 1, seconds }),
+        () => wrk(servicePage(point), { connections: 1, threads: 1, seconds, lua: rotate }),
+        () => wrk(baselinePage(point), { connections: 1, threads: 1, seconds }),
         2,
       )).service.p50ms;
-    const small = await latency(100_000 - 1500);
+    const small = await latency(await pointAt(100_000 - 1500));
     await fillFeed(db, envId, project.id, largeRows - 100_000);
-    const large = await latency(largeRows - 1500);
+    // The newest pages, found from the end (an offset of millions would take seconds).
+    const [near] = await sql<{ xid: string; seq: string }[]>`
+      select xid::text, seq::text from feed_events where environment_id = ${envId}
+      order by xid desc, seq desc offset 1500 limit 1`;
+    const large = await latency(near!);
     rows.push({
       name: `page latency, 100,000 vs ${largeRows.toLocaleString("en")} events (-c1)`,
       figure: `p50 ${fmt(small, 2)} ms vs ${fmt(large, 2)} ms = ${fmt(large / small, 2)}×`,
-      target: "larger within 1.2× of smaller",
-      pass: large / small <= 1.2,
+      target: "larger within 1.1× of smaller",
+      pass: large / small <= 1.1,
     });
 
     // Ingestion into a capturing environment (production) and a non-capturing one (test).
@@ -147,8 +161,8 @@ export async function feedBenchmarks(
       figure: `${fmt(on.service.rps * 1000, 0)} events/s captured vs ${
         fmt(on.baseline.rps * 1000, 0)
       } not captured = ${fmt(on.ratio, 2)}× (errors ${on.service.errors + on.baseline.errors})`,
-      target: "reported",
-      pass: on.service.errors === 0,
+      target: "≥ 0.85×",
+      pass: on.ratio >= 0.85 && on.service.errors === 0,
     });
   } finally {
     await service.close();

@@ -60,7 +60,7 @@ export async function eventFeed(
     schemaVersion: FEED_SCHEMA_VERSION,
     edges: page.events.map((e, i) => ({
       node: nodes[i]!,
-      cursor: () => page.cursorAfter(e.seq),
+      cursor: () => page.cursorAfter(e),
     })),
     pageInfo: { endCursor: page.nextAfter, hasNextPage: page.hasMore },
   };

@@ -35,7 +35,7 @@ export async function subscribeEventFeed(
         after: args.after ?? undefined,
       }),
   );
-  return (async function* () {
+  const edges = (async function* () {
     try {
       for await (const page of stream.pages) {
         const nodes = JSON.parse(`[${page.map((e) => e.body).join(",")}]`) as FeedEnvelope[];
@@ -51,4 +51,13 @@ export async function subscribeEventFeed(
       stream.close();
     }
   })();
+  // When the client leaves, Yoga calls return(); a generator would take it only at its next
+  // yield, which may be long in coming on a quiet feed (the stream and its slot would stay
+  // open). Closing the stream first ends the wait at once.
+  const close = edges.return.bind(edges);
+  edges.return = (value) => {
+    stream.close();
+    return close(value);
+  };
+  return edges;
 }

@@ -3,11 +3,11 @@
 // deliver a given destination.
 //
 // What a process that dies mid-way leaves behind, and why nothing is skipped:
-// - The destination's place (`cursor_seq`) moves only after the receiver answered 2xx, in one
+// - The destination's place (`cursor_xid`, `cursor_seq`) moves only after the receiver answered 2xx, in one
 //   UPDATE, and only forward (greatest()). A process killed before that update leaves the
 //   cursor where it was: the batch is sent again (same webhook-id, same events) by whichever
 //   instance takes the destination next. A batch can be delivered twice, never skipped.
-// - The batch in flight is recorded (`batch_id`, `batch_last_seq`) before it is sent, so a
+// - The batch in flight is recorded (`batch_id`, `batch_last_*`) before it is sent, so a
 //   retry after a crash sends the same id and events.
 // - The lease (`lease_owner`, `lease_expires_at`) is renewed before every attempt for LEASE_MS,
 //   longer than an attempt can take (DELIVERY_TIMEOUT_MS); a dead instance's lease lapses at
@@ -16,12 +16,13 @@
 //   (accountDrops, called before each batch and by the retention purge before it deletes), in
 //   the same transaction that moves the cursor past them: counted once, never silently skipped.
 import type { Config } from "../config.ts";
-import type { Sql } from "../db/connect.ts";
+import type { Db, Sql } from "../db/connect.ts";
 import type { Clock } from "./clock.ts";
 import { accountDrops, logDrops } from "./destination_drops.ts";
 import { isUnsealed, sealSecret } from "./destination_secret.ts";
 import { DELIVERY_TIMEOUT_MS, type SecretsRow, signingSecrets } from "./destinations.ts";
-import { selectEnvironmentPage } from "./feed.ts";
+import { HORIZON_WAIT_MS, selectEnvironmentPage, waitForHorizon } from "./feed.ts";
+import { comparePoints, type FeedPoint } from "./feed_cursor.ts";
 import { FEED_SCHEMA_VERSION } from "./feed_envelope.ts";
 import { feedRetentionCutoff } from "./feed_retention.ts";
 import type { FeedWakeup } from "./feed_wakeup.ts";
@@ -68,8 +69,9 @@ interface Claimed extends SecretsRow {
 
 interface Plan {
   batchId: string;
-  lastSeq: string;
-  events: { seq: string; body: string }[];
+  /** The place the batch covers the feed up to (events of other types included). */
+  last: FeedPoint;
+  events: { body: string }[];
   attempts: number;
 }
 
@@ -102,6 +104,17 @@ export async function sealMigratedSecrets(sql: Sql, cursorSecret: string): Promi
       where id = ${row.id} and secret_sealed = ${row.secret_sealed}
     `;
   }
+}
+
+/** SET clauses moving a destination's place forward to `to`, never back. */
+function advanceCursor(db: Db, to: FeedPoint) {
+  // Both right-hand sides see the row as it was, so they compare the same old pair.
+  return db`
+    cursor_xid = case when (${to.xid}::bigint, ${to.seq}::bigint) > (cursor_xid, cursor_seq)
+      then ${to.xid}::bigint else cursor_xid end,
+    cursor_seq = case when (${to.xid}::bigint, ${to.seq}::bigint) > (cursor_xid, cursor_seq)
+      then ${to.seq}::bigint else cursor_seq end
+  `;
 }
 
 export class DeliveryWorker {
@@ -205,9 +218,13 @@ export class DeliveryWorker {
     const claimed = await this.#deps.sql<Claimed[]>`
       update destinations d set lease_owner = ${this.instanceId}, lease_expires_at = ${leaseUntil}
       from (
-        select d2.id from destinations d2 join environments e on e.id = d2.environment_id
+        select d2.id from destinations d2
         where not d2.paused
-          and (d2.batch_id is not null or e.feed_seq > d2.cursor_seq)
+          and (d2.batch_id is not null or exists (
+            select 1 from feed_events f
+            where f.environment_id = d2.environment_id
+              and (f.xid, f.seq) > (d2.cursor_xid, d2.cursor_seq)
+          ))
           and (d2.next_attempt_at is null or d2.next_attempt_at <= ${now})
           and (d2.lease_owner is null or d2.lease_owner = ${this.instanceId}
             or d2.lease_expires_at <= ${now})
@@ -243,6 +260,16 @@ export class DeliveryWorker {
     while (!this.#stopped) {
       const plan = await this.#plan(dest);
       if (!plan) return;
+      if ("pendingXid" in plan) {
+        // Committed events wait behind an older transaction still running (services/feed.ts).
+        // Waited for here, outside the plan's transaction, whose own id would hold them back.
+        if (await waitForHorizon(this.#deps.sql, plan.pendingXid, HORIZON_WAIT_MS)) continue;
+        await this.#deps.sql`
+          update destinations set lease_owner = null, lease_expires_at = null
+          where id = ${dest.id} and lease_owner = ${this.instanceId}
+        `;
+        return;
+      }
       const ok = await this.#attempt(dest, plan);
       if (!ok) return;
     }
@@ -251,69 +278,83 @@ export class DeliveryWorker {
   /**
    * In one transaction holding the destination row: account drops, then take the batch in
    * flight (retry) or form the next one and record it, and renew the lease. null: nothing to
-   * send (the cursor moved past events filtered out), or the lease is gone.
+   * send (the cursor moved past events filtered out), or the lease is gone. `pendingXid`:
+   * nothing to send yet, but committed events will be once the feed's horizon passes it; the
+   * lease is kept.
    */
-  #plan(dest: Claimed): Promise<Plan | null> {
+  #plan(dest: Claimed): Promise<Plan | { pendingXid: string } | null> {
     const now = this.#deps.clock.now();
     return this.#deps.sql.begin(async (tx) => {
       const [row] = await tx<
         {
+          cursor_xid: string;
           cursor_seq: string;
           batch_id: string | null;
+          batch_last_xid: string | null;
           batch_last_seq: string | null;
           attempts: number;
           paused: boolean;
         }[]
       >`
-        select cursor_seq::text, batch_id, batch_last_seq::text, attempts, paused
+        select cursor_xid::text, cursor_seq::text, batch_id, batch_last_xid::text,
+          batch_last_seq::text, attempts, paused
         from destinations where id = ${dest.id} and lease_owner = ${this.instanceId}
         for update
       `;
       if (!row || row.paused) return null;
       const drops = await accountDrops(tx, feedRetentionCutoff(now), dest.id);
       logDrops(this.#deps.logger, drops);
-      const cursor = drops[0]?.through && BigInt(drops[0].through) > BigInt(row.cursor_seq)
-        ? drops[0].through
-        : row.cursor_seq;
+      let cursor: FeedPoint = { xid: row.cursor_xid, seq: row.cursor_seq };
+      const through = drops[0]?.through;
+      if (through && comparePoints(through, cursor) > 0) cursor = through;
       const batchId = drops.length > 0 ? null : row.batch_id;
       const page = await selectEnvironmentPage(tx, dest.environment_id, {
-        afterSeq: cursor,
+        after: cursor,
         eventTypes: dest.event_types,
         limit: MAX_BATCH_EVENTS,
       }, now);
       const leaseUntil = new Date(now.getTime() + this.#leaseMs);
-      if (batchId !== null && row.batch_last_seq !== null) {
-        // A retry: the same events. Nothing can have joined (seq > cursor commits in seq
-        // order), and what left the seven days was just accounted, which ended the batch.
-        const last = BigInt(row.batch_last_seq);
-        const events = page.events.filter((e) => BigInt(e.seq) <= last);
+      if (batchId !== null && row.batch_last_xid !== null && row.batch_last_seq !== null) {
+        // A retry: the same events. Nothing can have joined (no event appears before the
+        // horizon the batch was formed under), and what left the seven days was just
+        // accounted, which ended the batch.
+        const last = { xid: row.batch_last_xid, seq: row.batch_last_seq };
+        const events = page.events.filter((e) => comparePoints(e, last) <= 0);
         if (events.length > 0) {
           await tx`
             update destinations set lease_expires_at = ${leaseUntil} where id = ${dest.id}
           `;
-          return { batchId, lastSeq: row.batch_last_seq, events, attempts: row.attempts };
+          return { batchId, last, events, attempts: row.attempts };
         }
       }
       // A batch that stops short of a full page covers everything up to the head (events of
       // other types included): the next one starts after it.
-      const lastSeq = page.hasMore ? page.events.at(-1)!.seq : page.head;
+      const last = page.hasMore ? page.events.at(-1)! : page.head;
       if (page.events.length === 0) {
+        const pending = page.pendingXid;
         await tx`
-          update destinations set cursor_seq = greatest(cursor_seq, ${lastSeq}::bigint),
-            batch_id = null, batch_last_seq = null, lease_owner = null, lease_expires_at = null
+          update destinations set ${advanceCursor(tx, last)},
+            batch_id = null, batch_last_xid = null, batch_last_seq = null,
+            lease_owner = ${pending === null ? null : this.instanceId},
+            lease_expires_at = ${pending === null ? null : leaseUntil}
           where id = ${dest.id}
         `;
         // Caught up: the lease is given up, so the next capture's wake-up lets any instance
         // (the first to claim) deliver.
-        return null;
+        return pending === null ? null : { pendingXid: pending };
       }
       const id = newMessageId();
       await tx`
-        update destinations set batch_id = ${id}, batch_last_seq = ${lastSeq},
-          lease_expires_at = ${leaseUntil}
+        update destinations set batch_id = ${id}, batch_last_xid = ${last.xid},
+          batch_last_seq = ${last.seq}, lease_expires_at = ${leaseUntil}
         where id = ${dest.id}
       `;
-      return { batchId: id, lastSeq, events: page.events, attempts: row.attempts };
+      return {
+        batchId: id,
+        last: { xid: last.xid, seq: last.seq },
+        events: page.events,
+        attempts: row.attempts,
+      };
     });
   }
 
@@ -340,9 +381,9 @@ export class DeliveryWorker {
     const now = clock.now();
     if (result.error === null) {
       const updated = await sql`
-        update destinations set
-          cursor_seq = greatest(cursor_seq, ${plan.lastSeq}::bigint),
+        update destinations set ${advanceCursor(sql, plan.last)},
           batch_id = case when batch_id = ${plan.batchId} then null else batch_id end,
+          batch_last_xid = case when batch_id = ${plan.batchId} then null else batch_last_xid end,
           batch_last_seq = case when batch_id = ${plan.batchId} then null else batch_last_seq end,
           attempts = 0, next_attempt_at = null, failing_since = null,
           last_attempt_at = ${at}, last_success_at = ${now}, last_error = null

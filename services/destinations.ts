@@ -97,10 +97,12 @@ export async function createDestination(
     const now = deps.clock.now();
     await startCapture(tx, env.id, now);
     const [row] = await tx<{ id: number }[]>`
+      -- It starts at the feed's horizon (services/feed.ts): after every event already final,
+      -- before every event still to commit.
       insert into destinations (environment_id, url, event_types, secret_sealed, created_at,
-        cursor_seq)
-      select ${env.id}, ${input.url}, ${input.eventTypes}::text[], ${sealed}, ${now}, feed_seq
-      from environments where id = ${env.id}
+        cursor_xid, cursor_seq)
+      values (${env.id}, ${input.url}, ${input.eventTypes}::text[], ${sealed}, ${now},
+        feed_horizon(), 0)
       returning id
     `;
     return row!.id;
@@ -143,7 +145,8 @@ async function selectStatuses(
         when d.failing_since <= ${failingBefore} then 'failing'
         else 'active' end as state,
       (select count(*)::int from feed_events f
-        where f.environment_id = d.environment_id and f.seq > d.cursor_seq
+        where f.environment_id = d.environment_id
+          and (f.xid, f.seq) > (d.cursor_xid, d.cursor_seq)
           and f.received_at >= ${cutoff}
           and (cardinality(d.event_types) = 0 or f.type = any(d.event_types))) as pending
     from destinations d

@@ -10,11 +10,23 @@ import {
   type FeedReader,
   touchFeedToken,
 } from "./feed_auth.ts";
-import { decodeCursor, encodeCursor, type FeedPosition } from "./feed_cursor.ts";
+import {
+  decodeCursor,
+  encodeCursor,
+  FEED_START,
+  type FeedPoint,
+  type FeedPosition,
+} from "./feed_cursor.ts";
 import { feedRetentionCutoff } from "./feed_retention.ts";
 import { assertUnderRateLimit, recordRateHit } from "./rate_limit.ts";
 
 export const DEFAULT_FEED_LIMIT = 100;
+/**
+ * How long a read waits for the feed's horizon to pass events that committed but are not yet
+ * served (see selectEnvironmentPage): an acknowledged event is readable right away unless a
+ * transaction that started writing before it is still running after this long.
+ */
+export const HORIZON_WAIT_MS = 1_000;
 export const MAX_FEED_LIMIT = 1000;
 
 const KNOWN_TYPES: ReadonlySet<string> = new Set(FEED_EVENT_TYPES);
@@ -45,8 +57,7 @@ export interface FeedReadInput {
 export type FeedAdmission = (tx: Db, reader: FeedReader) => Promise<void>;
 
 /** One captured event: its envelope exactly as stored, and its place in the feed. */
-export interface FeedPageEvent {
-  seq: string;
+export interface FeedPageEvent extends FeedPoint {
   body: string;
 }
 
@@ -57,7 +68,9 @@ export interface FeedPage {
   /** More events were available right now beyond this page. */
   hasMore: boolean;
   /** The cursor right after one of this page's events (GraphQL edge cursors). */
-  cursorAfter(seq: string): string;
+  cursorAfter(event: FeedPoint): string;
+  /** See EnvironmentPage.pendingXid; null on a full page. */
+  pendingXid: string | null;
 }
 
 interface FeedQuery {
@@ -98,13 +111,21 @@ export async function readFeedPage(
       touchFeedToken(tx, reader.tokenId, now),
       selectPage(tx, deps.cursorSecret, reader.environmentId, query, now),
     ]);
-    return page;
-  });
+    return { page, environmentId: reader.environmentId, query };
+  }).then(({ page, environmentId, query }) =>
+    // An empty page while committed events wait behind an older transaction: wait for them,
+    // so that an acknowledged event is readable at once. Outside the transaction: it holds a
+    // transaction id, which would hold back the horizon of every other reader waiting here.
+    page.pendingXid === null || page.events.length > 0
+      ? page
+      : selectPageAfterHorizon(sql, deps.cursorSecret, environmentId, query, now, page)
+  );
 }
 
 /**
  * The next page for a reader already admitted by readFeedPage (the live tail): the same
- * parameter checks and page, without authentication, rate limit or last-used stamp.
+ * parameter checks and page, without authentication, rate limit or last-used stamp, and
+ * without waiting for the horizon (the caller polls again soon when `pendingXid` is set).
  */
 export async function readAdmittedPage(
   db: Db,
@@ -114,6 +135,39 @@ export async function readAdmittedPage(
 ): Promise<FeedPage> {
   const query = parseFeedQuery(deps.cursorSecret, environmentId, input);
   return await selectPage(db, deps.cursorSecret, environmentId, query, deps.clock.now());
+}
+
+/**
+ * The page again once the horizon has passed the events that were committed but not yet
+ * served when `page` was read, or `page` itself if that takes longer than HORIZON_WAIT_MS.
+ * Not to be called inside a transaction that holds a transaction id (see readFeedPage).
+ */
+async function selectPageAfterHorizon(
+  db: Db,
+  secret: string,
+  environmentId: number,
+  query: FeedQuery,
+  now: Date,
+  page: FeedPage,
+): Promise<FeedPage> {
+  if (!(await waitForHorizon(db, page.pendingXid!, HORIZON_WAIT_MS))) return page;
+  return await selectPage(db, secret, environmentId, query, now);
+}
+
+/**
+ * Waits until every transaction up to `xid` has ended (the horizon is past it), polling with a
+ * growing pause; false if that takes longer than `budgetMs`.
+ */
+export async function waitForHorizon(db: Db, xid: string, budgetMs: number): Promise<boolean> {
+  const deadline = performance.now() + budgetMs;
+  for (let pause = 1;; pause = Math.min(pause * 2, 50)) {
+    const [row] = await db<{ passed: boolean }[]>`
+      select feed_horizon() > ${xid}::bigint as passed
+    `;
+    if (row!.passed) return true;
+    if (performance.now() + pause > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, pause));
+  }
 }
 
 /** Validates the query parameters (in the contract's order) against the token's environment. */
@@ -170,22 +224,20 @@ export function normaliseEventTypes(raw: readonly string[]): string[] {
 
 interface PageRow {
   epoch: string | null;
-  head: string | null;
+  horizon: string | null;
+  pending: string | null;
+  xid: string | null;
   seq: string | null;
   body: string | null;
 }
 
 interface EventRow {
+  xid: string;
   seq: string;
   body: string;
 }
 
-/**
- * Arrival order that never skips: pages go by `seq`, and services/feed_capture.ts's
- * captureEvents numbers events under the environment row's lock, so per environment commit
- * order is seq order. Once a reader has seen seq n, no event with a smaller seq can still
- * become visible, and "seq > cursor" never passes over an event that commits later.
- */
+/** Pages go by (xid, seq); selectEnvironmentPage says why none is ever skipped. */
 async function selectPage(
   tx: Db,
   secret: string,
@@ -194,31 +246,32 @@ async function selectPage(
   now: Date,
 ): Promise<FeedPage> {
   const afterEpoch = query.after?.epoch ?? null;
-  const afterSeq = query.after?.seq ?? "0";
+  const after = query.after ?? FEED_START;
   const found = await selectEnvironmentPage(tx, environmentId, {
-    afterSeq,
+    after,
     afterEpoch,
     eventTypes: query.eventTypes,
     limit: query.limit,
   }, now);
   const epoch = found.epoch;
-  const from = afterEpoch === epoch ? afterSeq : "0";
+  const from = afterEpoch === epoch ? after : FEED_START;
   const events = found.events;
-  const cursorAfter = (seq: string) =>
-    encodeCursor(secret, { environmentId, epoch, eventTypes: query.eventTypes, seq });
+  const cursorAfter = ({ xid, seq }: FeedPoint) =>
+    encodeCursor(secret, { environmentId, epoch, eventTypes: query.eventTypes, xid, seq });
   return {
     events,
-    nextAfter: cursorAfter(events.at(-1)?.seq ?? from),
+    nextAfter: cursorAfter(events.at(-1) ?? from),
     hasMore: found.hasMore,
     cursorAfter,
+    pendingXid: found.hasMore ? null : found.pendingXid,
   };
 }
 
 export interface EnvironmentPageQuery {
-  /** Events with a greater seq are read. */
-  afterSeq: string;
+  /** Events after this place are read. */
+  after: FeedPoint;
   /**
-   * The capture epoch `afterSeq` belongs to: when it is not the current one (all tokens and
+   * The capture epoch `after` belongs to: when it is not the current one (all tokens and
    * destinations were removed since), the page starts from the current capture's beginning.
    * null: no check (a destination's position is always in the current capture).
    */
@@ -232,22 +285,38 @@ export interface EnvironmentPage {
   /** The current capture epoch ("" when the environment does not capture). */
   epoch: string;
   /**
-   * The environment's last captured seq in the page's snapshot: every event up to it is
-   * committed, so a reader that got an incomplete page has seen everything up to `head`.
+   * Where the page's snapshot ends: every event before this place was visible to it, and no
+   * event can later appear before it. A reader that got an incomplete page has seen everything
+   * before `head`, and may move there.
    */
-  head: string;
+  head: FeedPoint;
   events: FeedPageEvent[];
   /** More matching events were available right now beyond this page. */
   hasMore: boolean;
+  /**
+   * The greatest transaction id of matching events already committed but not served yet,
+   * because an older transaction was still running (they come once the horizon passes it).
+   */
+  pendingXid: string | null;
 }
 
 /**
  * One page of an environment's captured feed, with no token or cursor checks: the pull feed
- * reads through it, and so do push destinations. The cost follows the page, not the history:
- * the unfiltered read walks the primary key (environment_id, seq) from the position; a
- * filtered one walks (environment_id, type, seq) once per requested type, each stopping at
- * limit + 1 rows, and merges. Events older than the retention window are skipped here and
- * purged by services/feed_retention.ts.
+ * reads through it, and so do push destinations.
+ *
+ * Arrival order that never skips: events are ordered by (xid, seq) (services/feed_capture.ts),
+ * and a page serves only events whose transaction id is below the horizon of its snapshot
+ * (feed_horizon(), migration 00008): the oldest transaction of this database still running.
+ * Every transaction below it has ended, so the set of events before the horizon is final; any
+ * event that commits later has an xid at or above it, after every position served here.
+ * Writers committing out of order only delay what is served, never reorder or hide it. A
+ * long-running writing transaction of this database holds the feed back until it ends; reads
+ * wait up to HORIZON_WAIT_MS for committed events behind one (`pendingXid`).
+ *
+ * The cost follows the page, not the history: the unfiltered read walks the index
+ * (environment_id, xid, seq) from the position; a filtered one walks (environment_id, type,
+ * xid, seq) once per requested type, each stopping at limit + 1 rows, and merges. Events older
+ * than the retention window are skipped here and purged by services/feed_retention.ts.
  */
 export async function selectEnvironmentPage(
   db: Db,
@@ -255,58 +324,84 @@ export async function selectEnvironmentPage(
   query: EnvironmentPageQuery,
   now: Date,
 ): Promise<EnvironmentPage> {
-  // One statement, so one snapshot for the capture epoch, the head and the events. An empty
-  // page still yields one row, carrying the epoch.
+  // One statement, so one snapshot for the capture epoch, the horizon and the events. An empty
+  // page still yields one row, carrying the epoch and the horizon.
   const cutoff = feedRetentionCutoff(now);
   const take = query.limit + 1;
   const afterEpoch = query.afterEpoch ?? null;
-  const afterSeq = query.afterSeq;
+  const { xid: afterXid, seq: afterSeq } = query.after;
   const found = query.eventTypes.length === 0
     ? await db<PageRow[]>`
-      select e.epoch, e.head, page.seq, page.body
+      select e.epoch, e.horizon::text, e.pending::text, page.xid::text, page.seq::text,
+        page.body
       from (
-        select (extract(epoch from capture_started_at) * 1000000)::bigint::text as epoch,
-          feed_seq::text as head
-        from environments where id = ${environmentId}
+        select c.*, (
+            select max(xid) from feed_events
+            where environment_id = ${environmentId} and xid >= c.horizon
+          ) as pending
+        from (
+          select (extract(epoch from capture_started_at) * 1000000)::bigint::text as epoch,
+            feed_horizon() as horizon
+          from environments where id = ${environmentId}
+        ) c
       ) e
       left join lateral (
-        select seq, body from feed_events
+        select xid, seq, body from feed_events
         where environment_id = ${environmentId}
-          and seq > case when ${afterEpoch}::text is null or e.epoch = ${afterEpoch}
-            then ${afterSeq}::bigint else 0 end
+          and (xid, seq) > (
+            case when ${afterEpoch}::text is null or e.epoch = ${afterEpoch}
+              then ${afterXid}::bigint else 0 end,
+            case when ${afterEpoch}::text is null or e.epoch = ${afterEpoch}
+              then ${afterSeq}::bigint else 0 end
+          )
+          and xid < e.horizon
           and received_at >= ${cutoff}
-        order by seq
+        order by xid, seq
         limit ${take}
       ) page on true
     `
     : await db<PageRow[]>`
-      select e.epoch, e.head, page.seq, page.body
+      select e.epoch, e.horizon::text, e.pending::text, page.xid::text, page.seq::text,
+        page.body
       from (
-        select (extract(epoch from capture_started_at) * 1000000)::bigint::text as epoch,
-          feed_seq::text as head
-        from environments where id = ${environmentId}
+        select c.*, (
+            select max(xid) from feed_events
+            where environment_id = ${environmentId} and xid >= c.horizon
+              and type = any(${query.eventTypes as string[]}::text[])
+          ) as pending
+        from (
+          select (extract(epoch from capture_started_at) * 1000000)::bigint::text as epoch,
+            feed_horizon() as horizon
+          from environments where id = ${environmentId}
+        ) c
       ) e
       left join lateral (
-        select typed.seq, typed.body
+        select typed.xid, typed.seq, typed.body
         from unnest(${query.eventTypes as string[]}::text[]) as t(type)
           cross join lateral (
-            select f.seq, f.body from feed_events f
+            select f.xid, f.seq, f.body from feed_events f
             where f.environment_id = ${environmentId} and f.type = t.type
-              and f.seq > case when ${afterEpoch}::text is null or e.epoch = ${afterEpoch}
-                then ${afterSeq}::bigint else 0 end
+              and (f.xid, f.seq) > (
+                case when ${afterEpoch}::text is null or e.epoch = ${afterEpoch}
+                  then ${afterXid}::bigint else 0 end,
+                case when ${afterEpoch}::text is null or e.epoch = ${afterEpoch}
+                  then ${afterSeq}::bigint else 0 end
+              )
+              and f.xid < e.horizon
               and f.received_at >= ${cutoff}
-            order by f.seq
+            order by f.xid, f.seq
             limit ${take}
           ) typed
-        order by typed.seq
+        order by typed.xid, typed.seq
         limit ${take}
       ) page on true
     `;
   const rows = found.filter((r): r is EventRow & PageRow => r.seq !== null);
   return {
     epoch: found[0]?.epoch ?? "",
-    head: found[0]?.head ?? "0",
-    events: rows.slice(0, query.limit).map((r) => ({ seq: r.seq, body: r.body })),
+    head: found[0]?.horizon ? { xid: found[0].horizon, seq: "0" } : FEED_START,
+    events: rows.slice(0, query.limit).map((r) => ({ xid: r.xid, seq: r.seq, body: r.body })),
     hasMore: rows.length > query.limit,
+    pendingXid: found[0]?.pending ?? null,
   };
 }

@@ -43,12 +43,16 @@ export interface CapturedEvent {
 /**
  * Appends events to the environment's feed if it captures, inside the caller's transaction.
  *
- * Arrival order that never skips: the sequence numbers come from an UPDATE of the environment
- * row, which holds that row's lock until the transaction ends. Two capturing transactions of one
- * environment therefore take their numbers one after the other and the first commits (and
- * becomes visible) before the second can even number its events: commit order is sequence
- * order, so a reader that has seen sequence n can never later find a smaller one appear.
- * Call this last in the transaction, to hold the lock for as short a time as possible.
+ * Capturing writers of one environment do not wait for each other. Each row records its
+ * transaction's id (`xid`) and a number from a sequence (`seq`); the feed is ordered by
+ * (xid, seq), and readers serve only rows of transactions older than their snapshot's xmin
+ * (services/feed.ts), every one of which has ended: a row can never become visible behind a
+ * position a reader has already passed, whatever order the writers commit in.
+ *
+ * The environment row is locked FOR SHARE: shared between capturing writers, but a transaction
+ * that starts or stops capture (an UPDATE, or stopCaptureIfIdle's FOR UPDATE) waits for them,
+ * and they for it, so a capture never races the removal of the feed. Call this last in the
+ * transaction, to hold that lock for as short a time as possible.
  */
 export async function captureEvents(
   db: Db,
@@ -57,23 +61,24 @@ export async function captureEvents(
   events: readonly CapturedEvent[],
 ): Promise<void> {
   if (events.length === 0) return;
-  // The NOTIFY (delivered at commit, and only then) wakes push destinations and live readers
-  // of this environment on every instance; see services/feed_wakeup.ts. It rides on the same
-  // statement: no extra round trip.
-  const [env] = await db<{ last: string }[]>`
-    update environments set feed_seq = feed_seq + ${events.length}
-    where id = ${environmentId} and capture_started_at is not null
-    returning feed_seq as last, pg_notify(${FEED_CHANNEL}, id::text) is null as notified
-  `;
-  if (!env) return; // the environment does not capture
-  const first = BigInt(env.last) - BigInt(events.length) + 1n;
+  // One statement: the lock, the rows, and the NOTIFY (delivered at commit, and only then),
+  // which wakes push destinations and live readers of this environment on every instance;
+  // see services/feed_wakeup.ts.
   await db`
-    insert into feed_events (environment_id, seq, type, received_at, body)
-    select ${environmentId}, ${first.toString()}::bigint + ord - 1, type, ${receivedAt}, body
-    from rows from (
-      json_array_elements_text((${jsonColumn(events.map((e) => e.type))}::text)::json),
-      json_array_elements_text((${jsonColumn(events.map((e) => e.body))}::text)::json)
-    ) with ordinality as t(type, body, ord)
+    with env as (
+      select id from environments
+      where id = ${environmentId} and capture_started_at is not null
+      for share
+    ), captured as (
+      insert into feed_events (environment_id, type, received_at, body)
+      select env.id, type, ${receivedAt}, body
+      from env cross join rows from (
+        json_array_elements_text((${jsonColumn(events.map((e) => e.type))}::text)::json),
+        json_array_elements_text((${jsonColumn(events.map((e) => e.body))}::text)::json)
+      ) with ordinality as t(type, body, ord)
+      order by ord
+    )
+    select pg_notify(${FEED_CHANNEL}, id::text) from env
   `;
 }
 
@@ -82,9 +87,10 @@ export async function deleteFeedEventsBefore(db: Db, cutoff: Date, batch: number
   const rows = await db`
     delete from feed_events f
     using (
-      select environment_id, seq from feed_events where received_at < ${cutoff} limit ${batch}
+      select environment_id, xid, seq from feed_events where received_at < ${cutoff}
+      limit ${batch}
     ) old
-    where f.environment_id = old.environment_id and f.seq = old.seq
+    where f.environment_id = old.environment_id and f.xid = old.xid and f.seq = old.seq
   `;
   return rows.count;
 }

@@ -1,19 +1,42 @@
 // The feed's continuation cursor: a signed position, opaque to clients.
 //
-// Format: `v1.<payload>.<mac>`, both base64url. The payload is the JSON array
-// [environment id, capture epoch, last seq, filter set]; the MAC is HMAC-SHA256 over
-// `v1.<payload>` with the instance's cursor secret. Nothing about the client is stored: any
+// Format: `v2.<payload>.<mac>`, both base64url. The payload is the JSON array
+// [environment id, capture epoch, last xid, last seq, filter set]; the MAC is HMAC-SHA256 over
+// `v2.<payload>` with the instance's cursor secret. Nothing about the client is stored: any
 // instance sharing the secret continues from a cursor, also after a restart.
+//
+// `v1` cursors (issued before capture ordered the feed by transaction: [environment id, epoch,
+// last seq, filter set]) are still accepted: their seq is a position of the events captured
+// before that change, which the migration kept as (xid 0, seq), so they read on from there.
 import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from "node:crypto";
 
-const VERSION = "v1";
+const VERSION = "v2";
 /** Well above any real cursor (a filter set of every type is under 300 characters). */
 const MAX_CURSOR_LENGTH = 1024;
-const CURSOR_PATTERN = /^v1\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{43})$/;
+const CURSOR_PATTERN = /^(v[12])\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{43})$/;
 const DECIMAL = /^(0|[1-9][0-9]{0,18})$/;
 
-/** Where a reader stands in one environment's feed, for one filter set. */
-export interface FeedPosition {
+/**
+ * A place in an environment's feed: events are ordered by (xid, seq), both decimal strings
+ * (services/feed_capture.ts says why).
+ */
+export interface FeedPoint {
+  xid: string;
+  seq: string;
+}
+
+/** Before every event. */
+export const FEED_START: FeedPoint = { xid: "0", seq: "0" };
+
+/** Negative, zero or positive as `a` is before, at or after `b` in the feed. */
+export function comparePoints(a: FeedPoint, b: FeedPoint): number {
+  const x = BigInt(a.xid) - BigInt(b.xid);
+  const d = x !== 0n ? x : BigInt(a.seq) - BigInt(b.seq);
+  return d < 0n ? -1 : d > 0n ? 1 : 0;
+}
+
+/** Where a reader stands in one environment's feed, for one filter set: after `xid`/`seq`. */
+export interface FeedPosition extends FeedPoint {
   environmentId: number;
   /**
    * The capture epoch (capture_started_at in microseconds, decimal; "" while not capturing).
@@ -23,8 +46,6 @@ export interface FeedPosition {
   epoch: string;
   /** The normalised filter set (sorted, deduplicated); empty means every type. */
   eventTypes: readonly string[];
-  /** The last seq delivered, decimal; "0" before the first event. */
-  seq: string;
 }
 
 // The secret as a key object, made once: createHmac with a string key prepares the key on every
@@ -40,7 +61,13 @@ function mac(secret: string, signed: string): Buffer {
 
 export function encodeCursor(secret: string, position: FeedPosition): string {
   const payload = Buffer.from(
-    JSON.stringify([position.environmentId, position.epoch, position.seq, position.eventTypes]),
+    JSON.stringify([
+      position.environmentId,
+      position.epoch,
+      position.xid,
+      position.seq,
+      position.eventTypes,
+    ]),
   ).toString("base64url");
   const signed = `${VERSION}.${payload}`;
   return `${signed}.${mac(secret, signed).toString("base64url")}`;
@@ -51,8 +78,8 @@ export function decodeCursor(secret: string, cursor: string): FeedPosition | nul
   if (cursor.length > MAX_CURSOR_LENGTH) return null;
   const match = CURSOR_PATTERN.exec(cursor);
   if (!match) return null;
-  const [, payload, presented] = match as unknown as [string, string, string];
-  const expected = mac(secret, `${VERSION}.${payload}`);
+  const [, version, payload, presented] = match as unknown as [string, string, string, string];
+  const expected = mac(secret, `${version}.${payload}`);
   const given = Buffer.from(presented, "base64url");
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
   let value: unknown;
@@ -61,17 +88,24 @@ export function decodeCursor(secret: string, cursor: string): FeedPosition | nul
   } catch {
     return null;
   }
-  return toPosition(value);
+  return version === VERSION ? toPosition(value) : fromV1(value);
+}
+
+function fromV1(value: unknown): FeedPosition | null {
+  if (!Array.isArray(value) || value.length !== 4) return null;
+  const [environmentId, epoch, seq, eventTypes] = value as unknown[];
+  return toPosition([environmentId, epoch, "0", seq, eventTypes]);
 }
 
 // Signed payloads were written by encodeCursor, but a secret shared with an older or newer
 // build is no reason to trust their shape.
 function toPosition(value: unknown): FeedPosition | null {
-  if (!Array.isArray(value) || value.length !== 4) return null;
-  const [environmentId, epoch, seq, eventTypes] = value as unknown[];
+  if (!Array.isArray(value) || value.length !== 5) return null;
+  const [environmentId, epoch, xid, seq, eventTypes] = value as unknown[];
   if (typeof environmentId !== "number" || !Number.isSafeInteger(environmentId)) return null;
   if (typeof epoch !== "string" || (epoch !== "" && !DECIMAL.test(epoch))) return null;
+  if (typeof xid !== "string" || !DECIMAL.test(xid)) return null;
   if (typeof seq !== "string" || !DECIMAL.test(seq)) return null;
   if (!Array.isArray(eventTypes) || !eventTypes.every((t) => typeof t === "string")) return null;
-  return { environmentId, epoch, seq, eventTypes: eventTypes as string[] };
+  return { environmentId, epoch, xid, seq, eventTypes: eventTypes as string[] };
 }

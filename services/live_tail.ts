@@ -23,6 +23,8 @@ import { type FeedPage, readAdmittedPage, readFeedPage } from "./feed.ts";
 import type { FeedWakeup } from "./feed_wakeup.ts";
 import { describeError } from "./log.ts";
 
+/** The pause before reading again while committed events wait for the feed's horizon. */
+const PENDING_POLL_MS = 20;
 /** Events read per page while following. */
 export const PAGE_LIMIT = 100;
 /** Open streams allowed per token, across instances. */
@@ -262,15 +264,18 @@ export class LiveTails {
           }
           if (page.events.length > 0) {
             const read = page;
-            yield read.events.map((e) => ({ cursor: read.cursorAfter(e.seq), body: e.body }));
+            yield read.events.map((e) => ({ cursor: read.cursorAfter(e), body: e.body }));
           }
           after = page.nextAfter;
           const more = page.hasMore;
+          // Committed events behind an older transaction still running: they are served once
+          // it ends (services/feed.ts), which is usually a matter of milliseconds.
+          const pending = page.pendingXid !== null;
           page = null;
           if (more || woken) continue;
           // Wait for a capture, the poll interval or the end, whichever comes first.
           await new Promise<void>((resolve) => {
-            const timer = setTimeout(done, pollMs);
+            const timer = setTimeout(done, pending ? Math.min(pollMs, PENDING_POLL_MS) : pollMs);
             controller.signal.addEventListener("abort", done, { once: true });
             notify = done;
             function done() {

@@ -52,7 +52,7 @@ function fakeSleep() {
 async function feedOrder(environmentId: number): Promise<string[]> {
   const rows = await srv.sql<{ id: string }[]>`
     select body::json->>'id' as id from feed_events
-    where environment_id = ${environmentId} order by seq
+    where environment_id = ${environmentId} order by xid, seq
   `;
   return rows.map((r) => r.id);
 }

@@ -76,7 +76,7 @@ Deno.test({
       assert.equal(second!.body, first!.body);
       while (receiver.received.length < 3 && Date.now() - killedAt < 40_000) await sleep(50);
       const feed = (await sql<{ body: string }[]>`
-        select body from feed_events where environment_id = ${p.productionId} order by seq
+        select body from feed_events where environment_id = ${p.productionId} order by xid, seq
       `).map((r) => JSON.parse(r.body).id);
       // The dead instance's request also got its 204 (to nobody): a batch twice, by id.
       const seen = new Set<string>();

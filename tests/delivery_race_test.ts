@@ -70,7 +70,7 @@ Deno.test("5,000 events under random receiver failures: all delivered, in order,
     await Promise.all(Array.from({ length: WRITERS }, (_, w) => writer(w)));
 
     const feed = (await srv.sql<{ body: string }[]>`
-      select body from feed_events where environment_id = ${p.productionId} order by seq
+      select body from feed_events where environment_id = ${p.productionId} order by xid, seq
     `).map((r) => JSON.parse(r.body).id as string);
     assert.equal(feed.length, WRITERS * BATCHES * PER_BATCH);
 

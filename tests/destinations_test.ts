@@ -91,7 +91,7 @@ Deno.test("POST destinations creates with a secret shown once, and delivers sign
   assert.ok(!got.body.includes(before[0]!));
   // The feed's envelopes byte for byte.
   const bodies = await srv.sql<{ body: string }[]>`
-    select body from feed_events where environment_id = ${p.productionId} order by seq offset 1
+    select body from feed_events where environment_id = ${p.productionId} order by xid, seq offset 1
   `;
   assert.equal(got.body, `{"schema_version":1,"events":[${bodies.map((b) => b.body).join(",")}]}`);
   assert.equal(got.headers["content-type"], "application/json");
@@ -140,8 +140,11 @@ Deno.test("event_types filters what a destination receives and counts", async ()
   await deliveryWorker(srv).drain();
   assert.equal(r.received.length, 1);
   const [row] = await srv.sql`
-    select d.cursor_seq = e.feed_seq as caught_up from destinations d
-    join environments e on e.id = d.environment_id where d.id = ${d.id}`;
+    select (d.cursor_xid, d.cursor_seq) >= (
+        select f.xid, f.seq from feed_events f where f.environment_id = d.environment_id
+        order by f.xid desc, f.seq desc limit 1
+      ) as caught_up
+    from destinations d where d.id = ${d.id}`;
   assert.equal(row!.caught_up, true);
 });
 

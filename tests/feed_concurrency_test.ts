@@ -42,7 +42,7 @@ Deno.test("event_stream loses nothing while concurrent writers commit in random 
   assert.deepEqual([...result.read].sort(), [...result.written].sort(), "every event served");
   const bySeq = await pools[0]!<{ id: string }[]>`
     select body::json->>'id' as id from feed_events
-    where environment_id = ${p.productionId} order by seq
+    where environment_id = ${p.productionId} order by xid, seq
   `;
   assert.deepEqual(result.read, bySeq.map((r) => r.id), "served in seq order");
 });

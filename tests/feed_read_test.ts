@@ -214,7 +214,7 @@ Deno.test("event_stream serves the stored envelopes unchanged and defaults to 10
   assert.deepEqual(Object.keys(res.body), ["schema_version", "events", "next_after"]);
   assert.equal(res.body.events.length, 100);
   const stored = await srv.sql<{ body: string }[]>`
-    select body from feed_events where environment_id = ${env} order by seq limit 100
+    select body from feed_events where environment_id = ${env} order by xid, seq limit 100
   `;
   assert.equal(
     res.text,
@@ -296,26 +296,28 @@ Deno.test("event_stream rejects tampered, truncated, foreign and otherwise signe
   await capture(srv.sql, env, p.hashid, ["install", "open", "view"], clock);
   const page = await readOk(srv.url, env, token.value, { limit: 1 });
   const cursor = page.next_after;
-  assert.match(cursor, /^v1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+  assert.match(cursor, /^v2\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
   assert.ok(!cursor.includes(String(env)) || cursor.length > 20);
 
   const [, payload, mac] = cursor.split(".") as [string, string, string];
   const flip = (s: string, i: number) =>
     s.slice(0, i) + (s[i] === "A" ? "B" : "A") + s.slice(i + 1);
-  // A payload naming seq 0 instead, signed with nothing: the client cannot build cursors.
-  const forged = Buffer.from(JSON.stringify([env, "0", "0", []])).toString("base64url");
+  // A payload naming the start instead, signed with nothing: the client cannot build cursors.
+  const forged = Buffer.from(JSON.stringify([env, "0", "0", "0", []])).toString("base64url");
   const bad = [
     cursor.slice(0, -1),
     cursor.slice(0, cursor.length - 10),
     cursor.slice(0, cursor.indexOf(".", 3)),
     cursor + "A",
-    `v1.${flip(payload, 5)}.${mac}`,
-    `v1.${payload}.${flip(mac, 0)}`,
-    `v2.${payload}.${mac}`,
-    `v1.${forged}.${mac}`,
-    `v1.${payload}`,
+    `v2.${flip(payload, 5)}.${mac}`,
+    `v2.${payload}.${flip(mac, 0)}`,
+    // The version is signed with the payload: a v2 cursor relabelled v1 does not verify.
+    `v1.${payload}.${mac}`,
+    `v3.${payload}.${mac}`,
+    `v2.${forged}.${mac}`,
+    `v2.${payload}`,
     ` ${cursor}`,
-    "v1." + "A".repeat(5000) + "." + mac,
+    "v2." + "A".repeat(5000) + "." + mac,
     "ünïcode",
     "null",
     "0",
@@ -402,7 +404,7 @@ Deno.test("the last revocation removes the captured feed; an older cursor reads 
   const c = await createFeedToken(srv.url, env, "c");
   // Even if sequence numbers started over (a restore, say), the epoch in the cursor keeps an old
   // cursor from skipping what the new capture holds.
-  await srv.sql`update environments set feed_seq = 0 where id = ${env}`;
+  await srv.sql`select setval('feed_events_seq', 1, false)`;
   const fresh = await capture(srv.sql, env, p.hashid, ["purchase", "session"], clock);
   const page = await readOk(srv.url, env, c.value, { after: oldCursor });
   assert.deepEqual(page.events.map((e) => e.id), fresh);

@@ -456,14 +456,18 @@ Deno.test("POST /api/v1/sdk/events appends newly stored events to a capturing fe
     { type: "custom", name: "c", occurred_at: NOW },
   ]);
   assert.deepEqual(res, { accepted: 2, duplicates: 2 });
-  const feed = await srv.sql<{ seq: string; type: string; body: string }[]>`
-    select seq, type, body from feed_events where environment_id = ${p.productionId} order by seq
+  const feed = await srv.sql<{ xid: string; seq: string; type: string; body: string }[]>`
+    select xid, seq, type, body from feed_events where environment_id = ${p.productionId}
+    order by xid, seq
   `;
   const stored = await storedEvents(p.productionId);
-  assert.deepEqual(feed.map((f) => [Number(f.seq), f.type, f.body]), [
-    [1, "install", stored[1]!.body],
-    [2, "custom", stored[2]!.body],
+  assert.deepEqual(feed.map((f) => [f.type, f.body]), [
+    ["install", stored[1]!.body],
+    ["custom", stored[2]!.body],
   ]);
+  // One transaction, numbered in the batch's order.
+  assert.equal(feed[0]!.xid, feed[1]!.xid);
+  assert.equal(Number(feed[1]!.seq), Number(feed[0]!.seq) + 1);
   // The test environment does not capture.
   await ingest(srv.url, p.key, "development", [{ type: "open", occurred_at: NOW }]);
   const [n] = await srv

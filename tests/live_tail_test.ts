@@ -279,7 +279,7 @@ Deno.test({
         const [sse, gql] = await Promise.all([follow("sse"), follow("graphql"), writing]);
         const order = await a.sql<{ id: string }[]>`
         select body::json->>'id' as id from feed_events
-        where environment_id = ${project.productionId} order by seq
+        where environment_id = ${project.productionId} order by xid, seq
       `;
         const expected = order.map((r) => r.id);
         assert.equal(expected.length, total);
