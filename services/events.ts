@@ -343,12 +343,12 @@ export async function deleteAnalyticsKeysBefore(
   cutoff: Date,
   batch: number,
 ): Promise<number> {
+  // By ctid, as keys are never updated: matching on the key columns hashed the whole table.
   const rows = await db`
     delete from analytics_event_keys
-    where (environment_id, client_id) in (
-      select environment_id, client_id from analytics_event_keys
-      where received_at < ${cutoff} limit ${batch}
-    )
+    where ctid = any(array(
+      select ctid from analytics_event_keys where received_at < ${cutoff} limit ${batch}
+    ))
   `;
   return rows.count;
 }

@@ -4,8 +4,6 @@
 // existing rows. Time moves through the injected clock only.
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import postgres from "postgres";
-import shift from "postgres-shift";
 import { connect } from "../db/connect.ts";
 import { migrate } from "../db/migrate.ts";
 import { purgeExpired } from "../services/feed_retention.ts";
@@ -13,7 +11,7 @@ import { maintainPartitions } from "../services/jobs.ts";
 import { createLogger } from "../services/log.ts";
 import { dropPartitionsBefore, ensurePartitions, listPartitions } from "../services/partitions.ts";
 import { ManualClock } from "./helpers/clock.ts";
-import { createTestDatabase } from "./helpers/database.ts";
+import { createTestDatabase, migrateUpTo } from "./helpers/database.ts";
 import { listening, startService } from "./helpers/process.ts";
 import { ingest } from "./helpers/sdk.ts";
 import { adminHeaders, call, createProject, startTestServer } from "./helpers/server.ts";
@@ -427,24 +425,6 @@ Deno.test("EXPLAIN: the export does not open the days before the retention windo
     assert.match(chartPlan, new RegExp(`p203602${day}_environment_id_occurred_at_idx`));
   }
 });
-
-/** Applies migrations up to and including `last` (a fresh database before this version). */
-async function migrateUpTo(url: string, last: number) {
-  const all = fileURLToPath(new URL("../db/migrations", import.meta.url));
-  const dir = await Deno.makeTempDir();
-  for (const entry of Deno.readDirSync(all)) {
-    if (Number(entry.name.slice(0, 5)) <= last) {
-      await Deno.symlink(`${all}/${entry.name}`, `${dir}/${entry.name}`);
-    }
-  }
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
-  try {
-    await shift({ sql, path: dir });
-  } finally {
-    await sql.end();
-    await Deno.remove(dir, { recursive: true });
-  }
-}
 
 Deno.test("migration 00009 moves the existing history into day partitions, ids, client ids and all", async () => {
   const db = await createTestDatabase({ migrate: false });
