@@ -75,8 +75,9 @@ export async function purgeExpired(
   const analyticsCutoff = analyticsRetentionCutoff(now, analyticsRetentionDays);
   const result: PurgeResult = { ran: true, feedEvents: 0, analyticsEvents: 0, rateHits: 0 };
   let accounted = false;
-  // Partitioned tables: their expired days are dropped before the batches delete the rest.
-  const partitioned: [string, Date, Counted][] = [
+  // Partitioned tables: their expired days are dropped whole, after the batches of the step
+  // counting them (which delete the default partition's expired rows).
+  const partitioned: [string, Date, "feedEvents" | "analyticsEvents"][] = [
     [ANALYTICS_EVENTS_TABLE, analyticsCutoff, "analyticsEvents"],
   ];
   const steps: [Counted, BatchDelete][] = [
@@ -95,22 +96,24 @@ export async function purgeExpired(
     ["rateHits", (tx, n) => purgeRateHits(tx, now, n)],
   ];
   for (const [key, step] of steps) {
-    for (const [table, cutoff, counted] of partitioned) {
-      if (counted !== key || options.signal?.aborted) continue;
-      const drops = await dropPartitionsBefore(sql, table, cutoff, options);
-      if (drops.dropped.length > 0) {
-        (result.droppedPartitions ??= []).push(...drops.dropped);
-        result[key] = (result[key] ?? 0) + drops.dropped.reduce((n, d) => n + d.rows, 0);
-      }
-      if (drops.deferred.length > 0) (result.deferredPartitions ??= []).push(...drops.deferred);
-      if (!drops.ran) return { ...result, ran: false };
-    }
     for (let i = 0; i < maxBatches && !options.signal?.aborted; i++) {
       const deleted = await asMaintainer(sql, (tx) => step(tx, batchSize));
       if (deleted === null) return { ...result, ran: false };
       // The optional counts are there only when the pass did something of the kind.
       if (deleted > 0 || key !== "analyticsKeys") result[key] = (result[key] ?? 0) + deleted;
       if (deleted < batchSize) break;
+    }
+    // Whole days after the step's first batch, which does what must come before any deletion
+    // (the feed's destination drops are counted there).
+    for (const [table, cutoff, counted] of partitioned) {
+      if (counted !== key || options.signal?.aborted) continue;
+      const drops = await dropPartitionsBefore(sql, table, cutoff, options);
+      if (drops.dropped.length > 0) {
+        (result.droppedPartitions ??= []).push(...drops.dropped);
+        result[key] += drops.dropped.reduce((n, d) => n + d.rows, 0);
+      }
+      if (drops.deferred.length > 0) (result.deferredPartitions ??= []).push(...drops.deferred);
+      if (!drops.ran) return { ...result, ran: false };
     }
   }
   return result;
