@@ -6,7 +6,7 @@ import { resolveAdminToken } from "./services/admin_token.ts";
 import { systemClock } from "./services/clock.ts";
 import { DeliveryWorker, sealMigratedSecrets } from "./services/delivery.ts";
 import { startFeedWakeup } from "./services/feed_wakeup.ts";
-import { startBackgroundJobs } from "./services/jobs.ts";
+import { maintainPartitions, startBackgroundJobs } from "./services/jobs.ts";
 import { LiveTails } from "./services/live_tail.ts";
 import { createLogger, describeError } from "./services/log.ts";
 import { resolveCursorSecret } from "./services/settings.ts";
@@ -50,6 +50,8 @@ const deps = {
   cursorSecret: await resolveCursorSecret(db.sql, config.cursorSecret),
   views: new ViewRecorder(db.sql, { clock: systemClock, linkBaseUrl: config.linkBaseUrl, logger }),
 };
+// Today's history partitions before the first event (a fresh install has none); then the job.
+await maintainPartitions(deps);
 const jobs = startBackgroundJobs(deps);
 // Push destinations and live tails: woken by the capturing transactions' NOTIFY on PostgreSQL;
 // the embedded database cannot deliver notifications (services/feed_wakeup.ts), so there they

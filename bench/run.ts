@@ -1,12 +1,14 @@
-// deno task bench [-- --seconds N]: every benchmark, each as a ratio against a baseline measured
-// in the same run. Needs wrk (Debian package `wrk`) and a PostgreSQL (BENCH_DATABASE_URL,
-// DATABASE_URL, or postgres://postgres@127.0.0.1:5432/postgres).
+// deno task bench [-- --seconds N] [--only sdk,retention] [--feed-rows N] [--retention-rows N]:
+// every benchmark, each as a ratio against a baseline measured in the same run. Needs wrk
+// (Debian package `wrk`) and a PostgreSQL (BENCH_DATABASE_URL, DATABASE_URL, or
+// postgres://postgres@127.0.0.1:5432/postgres).
 import { parseArgs } from "node:util";
 import { benchDatabase } from "./lib.ts";
 import { deliveryBenchmarks } from "./delivery.ts";
 import { feedBenchmarks } from "./feed.ts";
 import { graphqlBenchmarks } from "./graphql.ts";
 import { liveBenchmarks } from "./live.ts";
+import { retentionBenchmarks } from "./retention.ts";
 import { type Row, sdkBenchmarks } from "./sdk.ts";
 
 const argv = Deno.args[0] === "--" ? Deno.args.slice(1) : Deno.args;
@@ -16,6 +18,7 @@ const { values } = parseArgs({
     seconds: { type: "string", default: "5" },
     only: { type: "string" },
     "feed-rows": { type: "string", default: "2000000" },
+    "retention-rows": { type: "string", default: "1000000" },
   },
 });
 const seconds = Number(values.seconds);
@@ -36,6 +39,7 @@ const suites: Record<string, (db: Awaited<ReturnType<typeof benchDatabase>>) => 
   graphql: (db) => graphqlBenchmarks(db, seconds),
   delivery: (db) => deliveryBenchmarks(db, seconds),
   live: (db) => liveBenchmarks(db, seconds),
+  retention: (db) => retentionBenchmarks(db, Number(values["retention-rows"])),
 };
 
 const rows: Row[] = [];

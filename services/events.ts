@@ -14,6 +14,7 @@ import {
 } from "./feed_envelope.ts";
 import { addRevenue, applyDeltas, countEvents, type Deltas } from "./link_counters.ts";
 import { accessPath } from "./links.ts";
+import { deleteDefaultRowsBefore } from "./partitions.ts";
 import type { Environment } from "./projects.ts";
 
 /** A validated event, as the ingestion schema produces it. */
@@ -179,7 +180,12 @@ function envelope(
   });
 }
 
-/** Inserts the batch in one statement; returns the events actually stored (not duplicates). */
+/**
+ * Inserts the batch in one statement; returns the events actually stored (not duplicates).
+ * The history is partitioned by day (services/partitions.ts), where no unique index can span
+ * the days: client ids are claimed in analytics_event_keys by the same statement, and only
+ * the events whose id was claimed (or that have none) are stored.
+ */
 async function insertEvents(
   db: Db,
   environmentId: number,
@@ -188,27 +194,46 @@ async function insertEvents(
 ): Promise<StoredEvent[]> {
   if (events.length === 0) return [];
   const rows = await db<{ event_id: string }[]>`
+    with batch as (
+      select event_id, client_id, type, name, occurred_at::timestamptz as occurred_at,
+        link_id::int as link_id, body, ord
+      from rows from (
+        json_array_elements_text((${jsonColumn(events.map((s) => s.eventId))}::text)::json),
+        json_array_elements_text((${
+    jsonColumn(events.map((s) => s.event.id ?? null))
+  }::text)::json),
+        json_array_elements_text((${jsonColumn(events.map((s) => s.event.type))}::text)::json),
+        json_array_elements_text((${
+    jsonColumn(events.map((s) => storedName(s.event)))
+  }::text)::json),
+        json_array_elements_text(
+          (${jsonColumn(events.map((s) => s.event.occurred_at.toISOString()))}::text)::json
+        ),
+        json_array_elements_text((${
+    jsonColumn(events.map((s) => s.link?.id ?? null))
+  }::text)::json),
+        json_array_elements_text((${jsonColumn(events.map((s) => s.body))}::text)::json)
+      ) with ordinality as t(event_id, client_id, type, name, occurred_at, link_id, body, ord)
+    ), claimed as (
+      insert into analytics_event_keys (environment_id, client_id, received_at)
+      select ${environmentId}, client_id, ${receivedAt}::timestamptz
+      from batch
+      where client_id is not null
+      -- Two batches with the same client ids in another order would wait on each other's key
+      -- entries in a cycle (a deadlock); in one order they simply queue.
+      order by client_id
+      on conflict (environment_id, client_id) do nothing
+      returning client_id
+    )
     insert into analytics_events (
       environment_id, event_id, client_id, type, name, occurred_at, received_at, link_id, body
     )
-    select ${environmentId}, event_id, client_id, type, name, occurred_at::timestamptz,
-      ${receivedAt}, link_id::int, body
-    from rows from (
-      json_array_elements_text((${jsonColumn(events.map((s) => s.eventId))}::text)::json),
-      json_array_elements_text((${jsonColumn(events.map((s) => s.event.id ?? null))}::text)::json),
-      json_array_elements_text((${jsonColumn(events.map((s) => s.event.type))}::text)::json),
-      json_array_elements_text((${jsonColumn(events.map((s) => storedName(s.event)))}::text)::json),
-      json_array_elements_text(
-        (${jsonColumn(events.map((s) => s.event.occurred_at.toISOString()))}::text)::json
-      ),
-      json_array_elements_text((${jsonColumn(events.map((s) => s.link?.id ?? null))}::text)::json),
-      json_array_elements_text((${jsonColumn(events.map((s) => s.body))}::text)::json)
-    ) with ordinality as t(event_id, client_id, type, name, occurred_at, link_id, body, ord)
-    -- Two batches with the same client ids in another order would wait on each other's index
-    -- entries in a cycle (a deadlock); in one order they simply queue. Events without an id
-    -- keep the batch's order.
+    select ${environmentId}, event_id, client_id, type, name, occurred_at, ${receivedAt}, link_id,
+      body
+    from batch
+    where client_id is null or client_id in (select client_id from claimed)
+    -- Events without an id keep the batch's order.
     order by client_id, ord
-    on conflict (environment_id, client_id) where client_id is not null do nothing
     returning event_id
   `;
   if (rows.length === events.length) return [...events];
@@ -296,19 +321,33 @@ function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
+/** The partitioned table of the analytics history (services/partitions.ts). */
+export const ANALYTICS_EVENTS_TABLE = "analytics_events";
+
 /**
- * Deletes up to `batch` analytics events received before `cutoff`. services/feed_retention.ts
- * decides when (one job and one lock govern every purge); this module owns the table.
+ * Deletes up to `batch` analytics events received before `cutoff` from the default partition;
+ * the rows of a day partition go with their whole day (dropPartitionsBefore).
+ * services/feed_retention.ts decides when (one job and one lock govern every purge); this
+ * module owns the tables.
  */
-export async function deleteAnalyticsEventsBefore(
+export function deleteAnalyticsEventsBefore(db: Db, cutoff: Date, batch: number): Promise<number> {
+  return deleteDefaultRowsBefore(db, ANALYTICS_EVENTS_TABLE, cutoff, batch);
+}
+
+/**
+ * Deletes up to `batch` client ids received before `cutoff`: an id is a duplicate for as long
+ * as the history keeps events, and may be sent again once they are gone.
+ */
+export async function deleteAnalyticsKeysBefore(
   db: Db,
   cutoff: Date,
   batch: number,
 ): Promise<number> {
+  // By ctid, as keys are never updated: matching on the key columns hashed the whole table.
   const rows = await db`
-    delete from analytics_events
-    where id = any(array(
-      select id from analytics_events where received_at < ${cutoff} limit ${batch}
+    delete from analytics_event_keys
+    where ctid = any(array(
+      select ctid from analytics_event_keys where received_at < ${cutoff} limit ${batch}
     ))
   `;
   return rows.count;

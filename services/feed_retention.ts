@@ -1,16 +1,22 @@
 // Retention: the feed keeps seven days of captured events, the analytics history its
-// configured window. Purges delete in bounded batches, each in its own short transaction, and
-// only one instance purges at a time.
+// configured window. The analytics history drops its expired days whole (services/partitions.ts);
+// what is left (the default partition's rows, idempotency keys, the feed, rate-limit hits) is
+// deleted in bounded batches. Each drop and batch is its own short transaction, and only one
+// instance purges at a time (services/maintenance_lock.ts).
 import type { Db, Sql } from "../db/connect.ts";
-import { deleteAnalyticsEventsBefore } from "./events.ts";
+import {
+  ANALYTICS_EVENTS_TABLE,
+  deleteAnalyticsEventsBefore,
+  deleteAnalyticsKeysBefore,
+} from "./events.ts";
 import { deleteFeedEventsBefore } from "./feed_capture.ts";
 import { accountDrops, type DestinationDrop } from "./destination_drops.ts";
+import { asMaintainer } from "./maintenance_lock.ts";
+import { dropPartitionsBefore, type DroppedPartition } from "./partitions.ts";
 import { purgeRateHits } from "./rate_limit.ts";
 
 export const FEED_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 const DAY_MS = 24 * 60 * 60 * 1000;
-// pg_try_advisory_xact_lock key of the purge; any constant shared by every instance.
-const PURGE_LOCK_KEY = 4_242_003;
 
 /** Events received before this instant are outside the feed: neither served nor kept. */
 export function feedRetentionCutoff(now: Date): Date {
@@ -31,16 +37,26 @@ export interface PurgeOptions {
   signal?: AbortSignal;
   /** Told of destination events counted as dropped before their deletion, to log them. */
   onDrops?: (drops: DestinationDrop[]) => void;
+  /** lock_timeout of a partition drop (services/partitions.ts LOCK_TIMEOUT_MS). */
+  lockTimeoutMs?: number;
 }
 
 export interface PurgeResult {
-  /** False when another instance held the purge lock: this pass did nothing. */
+  /** False when another instance held the purge lock: this pass did nothing more. */
   ran: boolean;
   feedEvents: number;
+  /** Analytics events purged: the rows of dropped days and those deleted one by one. */
   analyticsEvents: number;
   rateHits: number;
+  /** Present when the pass dropped whole days of history. */
+  droppedPartitions?: DroppedPartition[];
+  /** Present when a drop gave up waiting for its lock; the next pass tries again. */
+  deferredPartitions?: string[];
+  /** Present when the pass deleted expired client ids (idempotency keys) of the history. */
+  analyticsKeys?: number;
 }
 
+type Counted = "feedEvents" | "analyticsEvents" | "rateHits" | "analyticsKeys";
 type BatchDelete = (tx: Db, batch: number) => Promise<number>;
 
 /**
@@ -59,7 +75,12 @@ export async function purgeExpired(
   const analyticsCutoff = analyticsRetentionCutoff(now, analyticsRetentionDays);
   const result: PurgeResult = { ran: true, feedEvents: 0, analyticsEvents: 0, rateHits: 0 };
   let accounted = false;
-  const steps: [keyof Omit<PurgeResult, "ran">, BatchDelete][] = [
+  // Partitioned tables: their expired days are dropped whole, after the batches of the step
+  // counting them (which delete the default partition's expired rows).
+  const partitioned: [string, Date, "feedEvents" | "analyticsEvents"][] = [
+    [ANALYTICS_EVENTS_TABLE, analyticsCutoff, "analyticsEvents"],
+  ];
+  const steps: [Counted, BatchDelete][] = [
     ["feedEvents", async (tx, n) => {
       // Pending destination events are counted as dropped before they go (destination_drops.ts);
       // once a pass: its cutoff is fixed, so the first batch's accounting covers them all.
@@ -71,25 +92,29 @@ export async function purgeExpired(
       return await deleteFeedEventsBefore(tx, feedCutoff, n);
     }],
     ["analyticsEvents", (tx, n) => deleteAnalyticsEventsBefore(tx, analyticsCutoff, n)],
+    ["analyticsKeys", (tx, n) => deleteAnalyticsKeysBefore(tx, analyticsCutoff, n)],
     ["rateHits", (tx, n) => purgeRateHits(tx, now, n)],
   ];
   for (const [key, step] of steps) {
     for (let i = 0; i < maxBatches && !options.signal?.aborted; i++) {
-      const deleted = await deleteBatchIfLeader(sql, (tx) => step(tx, batchSize));
+      const deleted = await asMaintainer(sql, (tx) => step(tx, batchSize));
       if (deleted === null) return { ...result, ran: false };
-      result[key] += deleted;
+      // The optional counts are there only when the pass did something of the kind.
+      if (deleted > 0 || key !== "analyticsKeys") result[key] = (result[key] ?? 0) + deleted;
       if (deleted < batchSize) break;
+    }
+    // Whole days after the step's first batch, which does what must come before any deletion
+    // (the feed's destination drops are counted there).
+    for (const [table, cutoff, counted] of partitioned) {
+      if (counted !== key || options.signal?.aborted) continue;
+      const drops = await dropPartitionsBefore(sql, table, cutoff, options);
+      if (drops.dropped.length > 0) {
+        (result.droppedPartitions ??= []).push(...drops.dropped);
+        result[key] += drops.dropped.reduce((n, d) => n + d.rows, 0);
+      }
+      if (drops.deferred.length > 0) (result.deferredPartitions ??= []).push(...drops.deferred);
+      if (!drops.ran) return { ...result, ran: false };
     }
   }
   return result;
-}
-
-/** Runs one batch under the purge lock; null when another instance holds it. */
-function deleteBatchIfLeader(sql: Sql, batch: (tx: Db) => Promise<number>) {
-  return sql.begin(async (tx) => {
-    const [lock] = await tx<{ locked: boolean }[]>`
-      select pg_try_advisory_xact_lock(${PURGE_LOCK_KEY}) as locked
-    `;
-    return lock!.locked ? await batch(tx) : null;
-  });
 }

@@ -3,6 +3,7 @@ import type { Clock } from "./clock.ts";
 import { logDrops } from "./destination_drops.ts";
 import { purgeExpired } from "./feed_retention.ts";
 import { describeError, type Logger } from "./log.ts";
+import { ensureAllPartitions } from "./partitions.ts";
 import type { Config } from "../config.ts";
 
 export interface BackgroundJobs {
@@ -17,9 +18,34 @@ export interface JobOptions {
 }
 
 /**
- * Periodic work of every instance (retention purges); each job coordinates through PostgreSQL,
- * so any number of instances may run it. Timers do not keep the process alive, and stop()
- * waits for a pass in progress.
+ * Creates the history tables' partitions around now (services/partitions.ts) and logs what it
+ * did. Run by every pass of the background job and once at start-up, so that a fresh install
+ * has today's partitions before its first event. Never throws: a failure is logged, and the
+ * next pass tries again (until then, rows land in the default partition).
+ */
+export async function maintainPartitions(
+  deps: { sql: Sql; clock: Clock; logger: Logger },
+  signal?: AbortSignal,
+): Promise<void> {
+  try {
+    const result = await ensureAllPartitions(deps.sql, deps.clock.now(), { signal });
+    for (const created of result.created) {
+      deps.logger.info("history partition created", { ...created });
+    }
+    if (result.deferred.length > 0) {
+      deps.logger.warn("history partition creation deferred: its lock was not granted in time", {
+        partitions: result.deferred,
+      });
+    }
+  } catch (err) {
+    deps.logger.warn("history partition creation failed", describeError(err));
+  }
+}
+
+/**
+ * Periodic work of every instance (partitions, retention purges); each job coordinates through
+ * PostgreSQL, so any number of instances may run it. Timers do not keep the process alive, and
+ * stop() waits for a pass in progress.
  */
 export function startBackgroundJobs(
   deps: { sql: Sql; clock: Clock; logger: Logger; config: Config },
@@ -32,6 +58,8 @@ export function startBackgroundJobs(
   const stopping = new AbortController();
 
   async function pass() {
+    // First and whatever the purge does: the coming days' partitions never wait for retention.
+    await maintainPartitions(deps, stopping.signal);
     try {
       const result = await purgeExpired(
         deps.sql,
@@ -39,8 +67,20 @@ export function startBackgroundJobs(
         deps.config.analyticsRetentionDays,
         { signal: stopping.signal, onDrops: (drops) => logDrops(deps.logger, drops) },
       );
-      if (result.feedEvents + result.analyticsEvents + result.rateHits > 0) {
-        deps.logger.info("retention purge", { ...result });
+      const { droppedPartitions, deferredPartitions, ...counts } = result;
+      for (const dropped of droppedPartitions ?? []) {
+        deps.logger.info("history partition dropped", { ...dropped });
+      }
+      if (deferredPartitions) {
+        deps.logger.warn("history partition drop deferred: its lock was not granted in time", {
+          partitions: deferredPartitions,
+        });
+      }
+      if (
+        result.feedEvents + result.analyticsEvents + result.rateHits + (result.analyticsKeys ?? 0) >
+          0
+      ) {
+        deps.logger.info("retention purge", { ...counts });
       }
     } catch (err) {
       deps.logger.warn("retention purge failed", describeError(err));
