@@ -1,5 +1,6 @@
 import type { Db } from "../db/connect.ts";
 import { jsonColumn } from "../db/params.ts";
+import { deleteDefaultRowsBefore } from "./partitions.ts";
 
 /** The NOTIFY channel of captures; the payload is the environment id. */
 export const FEED_CHANNEL = "feed_captured";
@@ -82,15 +83,13 @@ export async function captureEvents(
   `;
 }
 
-/** Deletes up to `batch` captured events received before `cutoff` (retention). */
-export async function deleteFeedEventsBefore(db: Db, cutoff: Date, batch: number): Promise<number> {
-  const rows = await db`
-    delete from feed_events f
-    using (
-      select environment_id, xid, seq from feed_events where received_at < ${cutoff}
-      limit ${batch}
-    ) old
-    where f.environment_id = old.environment_id and f.xid = old.xid and f.seq = old.seq
-  `;
-  return rows.count;
+/** The captured feed's table, partitioned by day (services/partitions.ts). */
+export const FEED_EVENTS_TABLE = "feed_events";
+
+/**
+ * Deletes up to `batch` captured events received before `cutoff` from the default partition;
+ * expired days are dropped whole by services/feed_retention.ts.
+ */
+export function deleteFeedEventsBefore(db: Db, cutoff: Date, batch: number): Promise<number> {
+  return deleteDefaultRowsBefore(db, FEED_EVENTS_TABLE, cutoff, batch);
 }

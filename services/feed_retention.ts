@@ -9,7 +9,7 @@ import {
   deleteAnalyticsEventsBefore,
   deleteAnalyticsKeysBefore,
 } from "./events.ts";
-import { deleteFeedEventsBefore } from "./feed_capture.ts";
+import { deleteFeedEventsBefore, FEED_EVENTS_TABLE } from "./feed_capture.ts";
 import { accountDrops, type DestinationDrop } from "./destination_drops.ts";
 import { asMaintainer } from "./maintenance_lock.ts";
 import { dropPartitionsBefore, type DroppedPartition } from "./partitions.ts";
@@ -78,6 +78,7 @@ export async function purgeExpired(
   // Partitioned tables: their expired days are dropped whole, after the batches of the step
   // counting them (which delete the default partition's expired rows).
   const partitioned: [string, Date, "feedEvents" | "analyticsEvents"][] = [
+    [FEED_EVENTS_TABLE, feedCutoff, "feedEvents"],
     [ANALYTICS_EVENTS_TABLE, analyticsCutoff, "analyticsEvents"],
   ];
   const steps: [Counted, BatchDelete][] = [

@@ -33,7 +33,7 @@ import { asMaintainer } from "./maintenance_lock.ts";
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** The partitioned history tables, kept by the background job. */
-export const PARTITIONED_TABLES: readonly string[] = ["analytics_events"];
+export const PARTITIONED_TABLES: readonly string[] = ["feed_events", "analytics_events"];
 
 /** How long partition DDL waits for its lock before giving up until the next pass. */
 export const LOCK_TIMEOUT_MS = 1000;

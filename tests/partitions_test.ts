@@ -25,11 +25,17 @@ const srv = await startTestServer({ clock, config: { ANALYTICS_RETENTION_DAYS: "
 Deno.test.afterAll(() => srv.close());
 const project = await createProject(srv.url);
 
-/** Each test starts from an empty history without day partitions. */
+/**
+ * Each test starts from an empty history without day partitions; the captured feed, kept by
+ * the same job and purge, too (these tests look at the analytics history).
+ */
 async function resetHistory() {
-  for (const p of await listPartitions(srv.sql, TABLE)) {
-    if (!p.isDefault) await srv.sql.unsafe(`drop table "${p.name}"`);
+  for (const table of [TABLE, "feed_events"]) {
+    for (const p of await listPartitions(srv.sql, table)) {
+      if (!p.isDefault) await srv.sql.unsafe(`drop table "${p.name}"`);
+    }
   }
+  await srv.sql`delete from feed_events`;
   await srv.sql`delete from analytics_events`;
   await srv.sql`delete from analytics_event_keys`;
 }
@@ -85,7 +91,8 @@ Deno.test("a pass creates the days from yesterday to the day after tomorrow (UTC
   assert.equal(first!.from!.toISOString(), "2031-05-16T00:00:00.000Z");
   assert.equal(first!.to!.toISOString(), "2031-05-17T00:00:00.000Z");
   assert.deepEqual(
-    lines.filter((l) => l.msg === "history partition created").map((l) => l.partition),
+    lines.filter((l) => l.msg === "history partition created" && l.table === TABLE)
+      .map((l) => l.partition),
     [
       "analytics_events_p20310516",
       "analytics_events_p20310517",

@@ -16,9 +16,11 @@ alter table feed_events rename to feed_events_unpartitioned;
 alter index feed_events_type rename to feed_events_unpartitioned_type;
 alter index feed_events_received rename to feed_events_unpartitioned_received;
 
--- Partitioned by day of received_at (services/partitions.ts creates the days ahead and retention
--- drops them whole). Rows of a day without its partition land in the default partition; the
--- background job moves them out when it creates that day.
+-- Partitioned by day (UTC) of received_at, as the analytics history is from 00009:
+-- services/partitions.ts creates the days ahead and retention drops an expired day whole. Rows
+-- of a day without its partition land in the default partition; the background job moves them
+-- out when it creates that day. The existing rows go into partitions of their days, created
+-- here, so the default partition starts empty (attaching a day scans it).
 create table feed_events (
   environment_id integer not null references environments (id) on delete cascade,
   -- pg_current_xact_id() of the capturing transaction (a 64-bit xid8, as bigint).
@@ -32,6 +34,24 @@ create table feed_events (
 alter sequence feed_events_seq owned by feed_events.seq;
 create table feed_events_default partition of feed_events default;
 
+do $$
+declare
+  day date;
+begin
+  for day in
+    select distinct (received_at at time zone 'UTC')::date from feed_events_unpartitioned
+  loop
+    -- The names and bounds services/partitions.ts gives the days it creates.
+    execute format(
+      'create table %I partition of feed_events for values from (%L) to (%L)',
+      'feed_events_p' || to_char(day, 'YYYYMMDD'),
+      day::timestamp at time zone 'UTC',
+      (day + 1)::timestamp at time zone 'UTC'
+    );
+  end loop;
+end
+$$;
+
 insert into feed_events (environment_id, xid, seq, type, received_at, body)
 select environment_id, 0, seq, type, received_at, body from feed_events_unpartitioned;
 drop table feed_events_unpartitioned;
@@ -39,6 +59,8 @@ drop table feed_events_unpartitioned;
 -- No unique key: one would have to include received_at. (xid, seq) is unique by construction.
 create index feed_events_position on feed_events (environment_id, xid, seq);
 create index feed_events_type on feed_events (environment_id, type, xid, seq);
+-- On every day, unlike the analytics history: destinations look for expired events before
+-- each batch (services/destination_drops.ts), also in the day the retention cutoff falls in.
 create index feed_events_received on feed_events (received_at);
 
 -- A destination's place and its batch in flight are positions too; existing ones are seqs of
@@ -50,6 +72,9 @@ update destinations set batch_last_xid = 0 where batch_last_seq is not null;
 
 -- Numbering no longer goes through the environment row.
 alter table environments drop column feed_seq;
+
+-- Autovacuum analyses the partitions, never a partitioned table itself.
+analyze feed_events;
 
 -- The feed's horizon (services/feed.ts): every transaction of this database with a smaller id
 -- has ended, so no captured event below it can still appear. The snapshot's xmin would be
