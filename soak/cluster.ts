@@ -90,6 +90,8 @@ export class Cluster {
   readonly crashes: CrashRecord[] = [];
   #next = 0;
   #stopping = false;
+  /** Per instance: the supervisor's restart after a crash, while it runs. */
+  #restarting: Promise<void>[] = [];
   #options: ClusterOptions;
 
   constructor(options: ClusterOptions) {
@@ -254,8 +256,6 @@ export class Cluster {
     }
     return s;
   }
-
-  #restarting: Promise<void>[] = [];
 
   /** A crashed process is recorded and started again, as a process supervisor would. */
   #supervise(inst: Instance, pid: number, status: Deno.CommandStatus, file: string) {

@@ -595,14 +595,19 @@ async function judge(r: Recorded): Promise<SoakReport> {
     unclear += u;
     if (g > s + u) phantom += g - s - u;
   }
-  const bound = viewLossBound(linkHits.answered, cluster.kills, options.viewLossMomentMs);
+  // A crash is a process killed outright too (and fails its own check).
+  const bound = viewLossBound(
+    linkHits.answered,
+    [...cluster.kills, ...cluster.crashes],
+    options.viewLossMomentMs,
+  );
   const lost = Math.max(0, sent - got);
   checks.push({
     name: "link views lost only within the documented bound",
     ok: phantom === 0 && lost <= bound && sum(linkHits.other) === 0,
     detail: `${sent} redirects (+${unclear} unanswered), ${got} views counted: ${lost} lost; ` +
       `bound ${bound} (redirects the killed instances answered in the ` +
-      `${options.viewLossMomentMs} ms before their SIGKILL); ${phantom} views beyond the hits; ` +
+      `${options.viewLossMomentMs} ms before they died); ${phantom} views beyond the hits; ` +
       `${linkHits.unavailable} answered 503; other answers: ${list(linkHits.other) || "none"}`,
   });
 
