@@ -8,8 +8,8 @@ import { DEFAULT_OPTIONS, runSoak } from "../soak/run.ts";
 const databaseUrl = Deno.env.get("DATABASE_URL");
 
 Deno.test({
-  name: "soak (short): three instances, SIGKILL every 7 s, connections terminated once",
-  // Ignored without DATABASE_URL: the embedded PGlite serves one process, and this needs three.
+  name: "soak (short): three instances, SIGKILL every 7 s, connections terminated once" +
+    (databaseUrl ? "" : " (ignored: needs DATABASE_URL, the embedded PGlite serves one process)"),
   ignore: !databaseUrl,
   async fn() {
     const report = await runSoak({
