@@ -1,6 +1,7 @@
 // Composition root: read config, open the database, build the app, serve, shut down cleanly.
 import { ConfigError, readConfig } from "./config.ts";
 import { openDatabase } from "./db/connect.ts";
+import { surviveClosedConnectionWrites } from "./db/closed_write.ts";
 import { createApp } from "./app.ts";
 import { resolveAdminToken } from "./services/admin_token.ts";
 import { systemClock } from "./services/clock.ts";
@@ -27,6 +28,10 @@ try {
 }
 
 const logger = createLogger(config.logLevel);
+// A known postgres.js crash when the database drops a connection (db/closed_write.ts).
+surviveClosedConnectionWrites(() =>
+  logger.warn("database connection closed during a write; postgres.js reconnects", {})
+);
 const db = await openDatabase(config).catch((err) => {
   logger.error("database unavailable", describeError(err));
   fail(`cannot open the database: ${err instanceof Error ? err.message : err}`);

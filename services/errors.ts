@@ -68,6 +68,9 @@ const UNAVAILABLE_CODES = new Set([
   "ECONNREFUSED",
   "ECONNRESET",
   "ETIMEDOUT",
+  // A query written to a connection the server had just closed ("This socket has been ended
+  // by the other party"): seen when PostgreSQL terminates the service's connections.
+  "EPIPE",
   "CONNECT_TIMEOUT",
   "CONNECTION_CLOSED",
   "CONNECTION_ENDED",

@@ -1,0 +1,27 @@
+// postgres.js 3.4.9 (the latest release) can throw from a write it scheduled with setImmediate
+// after the server closed the connection and postgres.js had dropped its socket: "Cannot read
+// properties of null (reading 'write')" in connection.js's nextWrite (porsager/postgres#1066,
+// #1154, #1208; fixed by unreleased pull requests). Thrown from a timer, it escapes every
+// promise, and uncaught it ends the process whenever PostgreSQL restarts or terminates the
+// service's connections. By then postgres.js has already failed that connection's queries with
+// CONNECTION_CLOSED (answered as 503) and reconnects for the next ones: nothing else is lost.
+//
+// This recognises that one error by its frame in postgres.js and keeps the process up; every
+// other uncaught error still ends it.
+
+const POSTGRES_WRITE_FRAME = /nextWrite .*postgres\/[0-9.]+\/src\/connection\.js/;
+
+export function isClosedConnectionWrite(error: unknown): boolean {
+  return error instanceof TypeError &&
+    error.message === "Cannot read properties of null (reading 'write')" &&
+    POSTGRES_WRITE_FRAME.test(error.stack ?? "");
+}
+
+/** Installs the guard for the life of the process; `onCaught` is told of each occurrence. */
+export function surviveClosedConnectionWrites(onCaught: () => void): void {
+  globalThis.addEventListener("error", (event) => {
+    if (!isClosedConnectionWrite(event.error)) return;
+    event.preventDefault();
+    onCaught();
+  });
+}

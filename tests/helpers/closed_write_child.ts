@@ -1,0 +1,17 @@
+// A process with the closed-connection guard that throws from a timer, as postgres.js does:
+// deno run tests/helpers/closed_write_child.ts <postgres|other>
+import { setImmediate } from "node:timers";
+import { surviveClosedConnectionWrites } from "../../db/closed_write.ts";
+
+let caught = 0;
+surviveClosedConnectionWrites(() => caught++);
+setImmediate(() => {
+  const err = new TypeError("Cannot read properties of null (reading 'write')");
+  if (Deno.args[0] === "postgres") {
+    // The frame postgres.js 3.4.9 throws from (src/connection.js, nextWrite).
+    err.stack = `TypeError: ${err.message}\n    at Immediate.nextWrite ` +
+      `(file:///cache/npm/registry.npmjs.org/postgres/3.4.9/src/connection.js:255:22)`;
+  }
+  throw err;
+});
+setTimeout(() => console.log(`alive, caught ${caught}`), 50);
