@@ -46,9 +46,10 @@ export interface CapturedEvent {
  *
  * Capturing writers of one environment do not wait for each other. Each row records its
  * transaction's id (`xid`) and a number from a sequence (`seq`); the feed is ordered by
- * (xid, seq), and readers serve only rows of transactions older than their snapshot's xmin
- * (services/feed.ts), every one of which has ended: a row can never become visible behind a
- * position a reader has already passed, whatever order the writers commit in.
+ * (xid, seq), and readers serve only rows of transactions older than the oldest transaction of
+ * this database still running (the horizon, services/feed.ts), every one of which has ended: a
+ * row can never become visible behind a position a reader has already passed, whatever order
+ * the writers commit in.
  *
  * The environment row is locked FOR SHARE: shared between capturing writers, but a transaction
  * that starts or stops capture (an UPDATE, or stopCaptureIfIdle's FOR UPDATE) waits for them,

@@ -1,0 +1,60 @@
+// Capture without a queue: writers of one environment do not wait for each other's commit, and
+// a reader is served an event only once every transaction that started writing before it has
+// ended, so a late commit never lands behind a cursor.
+import assert from "node:assert/strict";
+import type { Db } from "../db/connect.ts";
+import { captureEvents } from "../services/feed_capture.ts";
+import { createTestDatabase } from "./helpers/database.ts";
+import { envelope, readOk } from "./helpers/feed.ts";
+import { createFeedToken, createProject, serveApp } from "./helpers/server.ts";
+
+const db = await createTestDatabase();
+const srv = serveApp(db);
+Deno.test.afterAll(async () => {
+  await srv.close();
+  await db.close();
+});
+
+Deno.test({
+  name: "a capture commits while an older one is open; both are served once the older ends",
+  // PGlite runs one transaction at a time: nothing can be open beside another.
+  ignore: db.embedded,
+  async fn() {
+    const p = await createProject(srv.url);
+    const token = await createFeedToken(srv.url, p.productionId);
+    const first = envelope(p.hashid, "install");
+    const second = envelope(p.hashid, "open");
+    const a = db.pool(1);
+    const b = db.pool(1);
+    try {
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let captured!: () => void;
+      const isCaptured = new Promise<void>((resolve) => (captured = resolve));
+      const older = a.begin(async (tx: Db) => {
+        await captureEvents(tx, p.productionId, new Date(), [first]);
+        captured();
+        await held;
+      });
+      await isCaptured;
+      // The younger writer commits at once: it does not queue behind the open one.
+      const started = performance.now();
+      await b.begin((tx: Db) => captureEvents(tx, p.productionId, new Date(), [second]));
+      assert.ok(performance.now() - started < 1000, "the second writer waited for the first");
+
+      // Committed, but behind a transaction still open: not served yet (the read waits for
+      // the horizon up to a second, then answers with what it may serve).
+      const early = await readOk(srv.url, p.productionId, token.value);
+      assert.deepEqual(early.events, []);
+
+      release();
+      await older;
+      const page = await readOk(srv.url, p.productionId, token.value, { after: early.next_after });
+      // In transaction order: the older writer's event first, although it committed last.
+      assert.deepEqual(page.events.map((e) => e.id), [first.id, second.id]);
+    } finally {
+      await a.end();
+      await b.end();
+    }
+  },
+});
