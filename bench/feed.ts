@@ -22,11 +22,14 @@ async function fillFeed(db: BenchDatabase, environmentId: number, hashid: string
   const { sql } = db;
   for (let done = 0; done < n; done += 200_000) {
     const batch = Math.min(200_000, n - done);
-    // xid and seq take their defaults, as a capture's would: one transaction per batch.
+    // As ingestion captures them: one transaction id per 1000 events, in order (ids far below
+    // the server's own, so already behind the feed's horizon); seq takes its default. The
+    // planner's estimates, and so the plans measured, depend on there being many.
     await sql`
       with s as (select ${done}::bigint as first)
-      insert into feed_events (environment_id, type, received_at, body)
-      select ${environmentId}, case when g % 5 = 0 then 'install' else 'open' end,
+      insert into feed_events (environment_id, xid, type, received_at, body)
+      select ${environmentId}, (s.first + g) / 1000 + 1,
+        case when g % 5 = 0 then 'install' else 'open' end,
         now(),
         json_build_object(
           'schema_version', 1, 'id', 'evt_' || lpad(to_hex(s.first + g), 26, '0'),

@@ -5,7 +5,7 @@ import type { Db, Sql } from "../db/connect.ts";
 import { jsonColumn } from "../db/params.ts";
 import type { Clock } from "./clock.ts";
 import { ApiError } from "./errors.ts";
-import { type CapturedEvent, captureEvents } from "./feed_capture.ts";
+import { announceCapture, type CapturedEvent, captureEvents } from "./feed_capture.ts";
 import {
   type EventType,
   FEED_SCHEMA_VERSION,
@@ -105,15 +105,18 @@ export async function recordEvents(
     const deltas = countEvents(inserted);
     await applyPurchases(tx, ctx.environment.id, inserted, deltas);
     await applyDeltas(tx, deltas);
-    await captureEvents(
+    const captured = await captureEvents(
       tx,
       ctx.environment.id,
       receivedAt,
       inserted.map((s): CapturedEvent => ({ type: s.event.type, body: s.body })),
     );
-    return inserted.length;
+    return { n: inserted.length, captured };
   });
-  return { accepted: stored, duplicates: events.length - stored };
+  // A lost wake-up only delays readers until their next poll (see announceCapture): the events
+  // are committed and the request has succeeded.
+  if (stored.captured) await announceCapture(sql, ctx.environment.id).catch(() => {});
+  return { accepted: stored.n, duplicates: events.length - stored.n };
 }
 
 /** The batch with every client id kept once (its first occurrence). */

@@ -342,8 +342,10 @@ export async function selectEnvironmentPage(
         from (
           select (extract(epoch from capture_started_at) * 1000000)::bigint::text as epoch,
             feed_horizon() as horizon
-          from environments where id = ${environmentId}
+          from environments where id = ${environmentId} offset 0
         ) c
+        -- offset 0 (twice): each computed here once, not pulled up into every row of the page.
+        offset 0
       ) e
       left join lateral (
         select xid, seq, body from feed_events
@@ -372,8 +374,10 @@ export async function selectEnvironmentPage(
         from (
           select (extract(epoch from capture_started_at) * 1000000)::bigint::text as epoch,
             feed_horizon() as horizon
-          from environments where id = ${environmentId}
+          from environments where id = ${environmentId} offset 0
         ) c
+        -- offset 0 (twice): each computed here once, not pulled up into every row of the page.
+        offset 0
       ) e
       left join lateral (
         select typed.xid, typed.seq, typed.body

@@ -54,19 +54,18 @@ export interface CapturedEvent {
  * The environment row is locked FOR SHARE: shared between capturing writers, but a transaction
  * that starts or stops capture (an UPDATE, or stopCaptureIfIdle's FOR UPDATE) waits for them,
  * and they for it, so a capture never races the removal of the feed. Call this last in the
- * transaction, to hold that lock for as short a time as possible.
+ * transaction, to hold that lock for as short a time as possible, and announceCapture once it
+ * has committed. True when the environment captures (and the events were appended).
  */
 export async function captureEvents(
   db: Db,
   environmentId: number,
   receivedAt: Date,
   events: readonly CapturedEvent[],
-): Promise<void> {
-  if (events.length === 0) return;
-  // One statement: the lock, the rows, and the NOTIFY (delivered at commit, and only then),
-  // which wakes push destinations and live readers of this environment on every instance;
-  // see services/feed_wakeup.ts.
-  await db`
+): Promise<boolean> {
+  if (events.length === 0) return false;
+  // One statement: the lock and the rows.
+  const [env] = await db<{ captures: boolean }[]>`
     with env as (
       select id from environments
       where id = ${environmentId} and capture_started_at is not null
@@ -80,8 +79,21 @@ export async function captureEvents(
       ) with ordinality as t(type, body, ord)
       order by ord
     )
-    select pg_notify(${FEED_CHANNEL}, id::text) from env
+    select true as captures from env
   `;
+  return env !== undefined;
+}
+
+/**
+ * Wakes the push destinations and live readers of the environment, on every instance (see
+ * services/feed_wakeup.ts), after a capture has committed. Not inside the capturing
+ * transaction: PostgreSQL takes a server-wide lock from the commit of a transaction that ran
+ * NOTIFY until its end, which would make capturing transactions commit one at a time (their WAL
+ * flush included). If the process dies between the commit and this call, the wake-up is lost,
+ * not the events: destinations and live readers also poll, and find them at their next poll.
+ */
+export async function announceCapture(db: Db, environmentId: number): Promise<void> {
+  await db`select pg_notify(${FEED_CHANNEL}, ${String(environmentId)})`;
 }
 
 /** The captured feed's table, partitioned by day (services/partitions.ts). */

@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import type { Db, Sql } from "../../db/connect.ts";
 import type { Clock } from "../../services/clock.ts";
-import { captureEvents } from "../../services/feed_capture.ts";
+import { announceCapture, captureEvents } from "../../services/feed_capture.ts";
 import { call, type TestResponse } from "./server.ts";
 
 export interface FeedEnvelope {
@@ -50,7 +50,9 @@ export async function capture(
 ): Promise<string[]> {
   const events = types.map((t) => envelope(hashid, t));
   const at = receivedAt instanceof Date ? receivedAt : receivedAt.now();
-  await sql.begin((tx: Db) => captureEvents(tx, environmentId, at, events));
+  if (await sql.begin((tx: Db) => captureEvents(tx, environmentId, at, events))) {
+    await announceCapture(sql, environmentId);
+  }
   return events.map((e) => e.id);
 }
 
@@ -124,7 +126,7 @@ export type CaptureFn = (
   environmentId: number,
   receivedAt: Date,
   events: { type: string; body: string }[],
-) => Promise<void>;
+) => Promise<unknown>;
 
 export interface NoLossOptions {
   /** The app to read through, with a rate limit high enough for a busy reader. */
