@@ -5,7 +5,7 @@ import type { Db, Sql } from "../db/connect.ts";
 import { jsonColumn } from "../db/params.ts";
 import type { Clock } from "./clock.ts";
 import { ApiError } from "./errors.ts";
-import { announceCapture, type CapturedEvent, captureEvents } from "./feed_capture.ts";
+import { announceCapture, capturingEnvironment } from "./feed_capture.ts";
 import {
   type EventType,
   FEED_SCHEMA_VERSION,
@@ -80,8 +80,8 @@ export function assertOccurredInTime(events: readonly { occurred_at: Date }[], n
 }
 
 /**
- * Stores a batch of events all-or-nothing in one transaction: the analytics rows, the link
- * counters they move, the purchase versions behind revenue, and last the captured feed.
+ * Stores a batch of events all-or-nothing in one transaction: the analytics rows and the
+ * captured feed, the link counters they move, and the purchase versions behind revenue.
  * Events whose client `id` is already stored in the environment (or repeated in the batch) are
  * duplicates: they are not stored and move nothing. Statements are per batch, never per event.
  */
@@ -101,16 +101,15 @@ export async function recordEvents(
       const eventId = "evt_" + newEventId(receivedAt.getTime());
       return { event, eventId, link, body: envelope(ctx, eventId, event, link) };
     });
-    const inserted = await insertEvents(tx, ctx.environment.id, receivedAt, prepared);
-    const deltas = countEvents(inserted);
-    await applyPurchases(tx, ctx.environment.id, inserted, deltas);
-    await applyDeltas(tx, deltas);
-    const captured = await captureEvents(
+    const { inserted, captured } = await insertEvents(
       tx,
       ctx.environment.id,
       receivedAt,
-      inserted.map((s): CapturedEvent => ({ type: s.event.type, body: s.body })),
+      prepared,
     );
+    const deltas = countEvents(inserted);
+    await applyPurchases(tx, ctx.environment.id, inserted, deltas);
+    await applyDeltas(tx, deltas);
     return { n: inserted.length, captured };
   });
   // A lost wake-up only delays readers until their next poll (see announceCapture): the events
@@ -184,19 +183,23 @@ function envelope(
 }
 
 /**
- * Inserts the batch in one statement; returns the events actually stored (not duplicates).
- * The history is partitioned by day (services/partitions.ts), where no unique index can span
- * the days: client ids are claimed in analytics_event_keys by the same statement, and only
- * the events whose id was claimed (or that have none) are stored.
+ * Inserts the batch in one statement; returns the events actually stored (not duplicates), and
+ * whether they were captured.
+ * - The history is partitioned by day (services/partitions.ts), where no unique index can span
+ *   the days: client ids are claimed in analytics_event_keys by the same statement, and only
+ *   the events whose id was claimed (or that have none) are stored.
+ * - What is stored is appended to the environment's feed when it captures
+ *   (services/feed_capture.ts says how capture orders and locks), by the same statement: the
+ *   envelopes are sent once for both tables.
  */
 async function insertEvents(
   db: Db,
   environmentId: number,
   receivedAt: Date,
   events: readonly StoredEvent[],
-): Promise<StoredEvent[]> {
-  if (events.length === 0) return [];
-  const rows = await db<{ event_id: string }[]>`
+): Promise<{ inserted: StoredEvent[]; captured: boolean }> {
+  if (events.length === 0) return { inserted: [], captured: false };
+  const rows = await db<{ event_id: string; captured: boolean }[]>`
     with batch as (
       select event_id, client_id, type, name, occurred_at::timestamptz as occurred_at,
         link_id::int as link_id, body, ord
@@ -227,21 +230,33 @@ async function insertEvents(
       order by client_id
       on conflict (environment_id, client_id) do nothing
       returning client_id
+    ), inserted as (
+      insert into analytics_events (
+        environment_id, event_id, client_id, type, name, occurred_at, received_at, link_id, body
+      )
+      select ${environmentId}, event_id, client_id, type, name, occurred_at, ${receivedAt},
+        link_id, body
+      from batch
+      where client_id is null or client_id in (select client_id from claimed)
+      -- Events without an id keep the batch's order.
+      order by client_id, ord
+      returning event_id
+    ), capturing as (
+      ${capturingEnvironment(db, environmentId)}
+    ), captured as (
+      -- In the batch's order: seq follows it.
+      insert into feed_events (environment_id, type, received_at, body)
+      select capturing.id, b.type, ${receivedAt}, b.body
+      from capturing cross join batch b
+      where b.event_id in (select event_id from inserted)
+      order by b.ord
     )
-    insert into analytics_events (
-      environment_id, event_id, client_id, type, name, occurred_at, received_at, link_id, body
-    )
-    select ${environmentId}, event_id, client_id, type, name, occurred_at, ${receivedAt}, link_id,
-      body
-    from batch
-    where client_id is null or client_id in (select client_id from claimed)
-    -- Events without an id keep the batch's order.
-    order by client_id, ord
-    returning event_id
+    select event_id, exists (select 1 from capturing) as captured from inserted
   `;
-  if (rows.length === events.length) return [...events];
-  const inserted = new Set(rows.map((r) => r.event_id));
-  return events.filter((s) => inserted.has(s.eventId));
+  const captured = rows[0]?.captured ?? false;
+  if (rows.length === events.length) return { inserted: [...events], captured };
+  const stored = new Set(rows.map((r) => r.event_id));
+  return { inserted: events.filter((s) => stored.has(s.eventId)), captured };
 }
 
 function storedName(e: NewEvent): string | null {

@@ -67,9 +67,7 @@ export async function captureEvents(
   // One statement: the lock and the rows.
   const [env] = await db<{ captures: boolean }[]>`
     with env as (
-      select id from environments
-      where id = ${environmentId} and capture_started_at is not null
-      for share
+      ${capturingEnvironment(db, environmentId)}
     ), captured as (
       insert into feed_events (environment_id, type, received_at, body)
       select env.id, type, ${receivedAt}, body
@@ -82,6 +80,18 @@ export async function captureEvents(
     select true as captures from env
   `;
   return env !== undefined;
+}
+
+/**
+ * The environment's row if it captures, locked FOR SHARE (see captureEvents). Ingestion
+ * (services/events.ts) captures in the statement that stores the events, under this same lock.
+ */
+export function capturingEnvironment(db: Db, environmentId: number) {
+  return db`
+    select id from environments
+    where id = ${environmentId} and capture_started_at is not null
+    for share
+  `;
 }
 
 /**
