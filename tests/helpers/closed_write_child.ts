@@ -14,4 +14,6 @@ setImmediate(() => {
   }
   throw err;
 });
-setTimeout(() => console.log(`alive, caught ${caught}`), 50);
+setTimeout(() => {
+  Deno.stdout.writeSync(new TextEncoder().encode(`alive, caught ${caught}\n`));
+}, 50);
