@@ -330,32 +330,37 @@ export async function selectEnvironmentPage(
   const take = query.limit + 1;
   const afterEpoch = query.afterEpoch ?? null;
   const { xid: afterXid, seq: afterSeq } = query.after;
-  const found = query.eventTypes.length === 0
+  const types = query.eventTypes as string[];
+  // The one row every page starts from: the epoch, the horizon, what waits behind it, and where
+  // this page starts (the beginning when the cursor is of an earlier capture). offset 0 (twice):
+  // each computed here once, not pulled up into every row of the page.
+  const head = db`
+    select c.*,
+      (
+        select max(xid) from feed_events
+        where environment_id = ${environmentId} and xid >= c.horizon
+          ${types.length > 0 ? db`and type = any(${types}::text[])` : db``}
+      ) as pending,
+      case when ${afterEpoch}::text is null or c.epoch = ${afterEpoch}
+        then ${afterXid}::bigint else 0 end as after_xid,
+      case when ${afterEpoch}::text is null or c.epoch = ${afterEpoch}
+        then ${afterSeq}::bigint else 0 end as after_seq
+    from (
+      select (extract(epoch from capture_started_at) * 1000000)::bigint::text as epoch,
+        feed_horizon() as horizon
+      from environments where id = ${environmentId} offset 0
+    ) c
+    offset 0
+  `;
+  const found = types.length === 0
     ? await db<PageRow[]>`
       select e.epoch, e.horizon::text, e.pending::text, page.xid::text, page.seq::text,
         page.body
-      from (
-        select c.*, (
-            select max(xid) from feed_events
-            where environment_id = ${environmentId} and xid >= c.horizon
-          ) as pending
-        from (
-          select (extract(epoch from capture_started_at) * 1000000)::bigint::text as epoch,
-            feed_horizon() as horizon
-          from environments where id = ${environmentId} offset 0
-        ) c
-        -- offset 0 (twice): each computed here once, not pulled up into every row of the page.
-        offset 0
-      ) e
+      from (${head}) e
       left join lateral (
         select xid, seq, body from feed_events
         where environment_id = ${environmentId}
-          and (xid, seq) > (
-            case when ${afterEpoch}::text is null or e.epoch = ${afterEpoch}
-              then ${afterXid}::bigint else 0 end,
-            case when ${afterEpoch}::text is null or e.epoch = ${afterEpoch}
-              then ${afterSeq}::bigint else 0 end
-          )
+          and (xid, seq) > (e.after_xid, e.after_seq)
           and xid < e.horizon
           and received_at >= ${cutoff}
         order by xid, seq
@@ -365,32 +370,14 @@ export async function selectEnvironmentPage(
     : await db<PageRow[]>`
       select e.epoch, e.horizon::text, e.pending::text, page.xid::text, page.seq::text,
         page.body
-      from (
-        select c.*, (
-            select max(xid) from feed_events
-            where environment_id = ${environmentId} and xid >= c.horizon
-              and type = any(${query.eventTypes as string[]}::text[])
-          ) as pending
-        from (
-          select (extract(epoch from capture_started_at) * 1000000)::bigint::text as epoch,
-            feed_horizon() as horizon
-          from environments where id = ${environmentId} offset 0
-        ) c
-        -- offset 0 (twice): each computed here once, not pulled up into every row of the page.
-        offset 0
-      ) e
+      from (${head}) e
       left join lateral (
         select typed.xid, typed.seq, typed.body
-        from unnest(${query.eventTypes as string[]}::text[]) as t(type)
+        from unnest(${types}::text[]) as t(type)
           cross join lateral (
             select f.xid, f.seq, f.body from feed_events f
             where f.environment_id = ${environmentId} and f.type = t.type
-              and (f.xid, f.seq) > (
-                case when ${afterEpoch}::text is null or e.epoch = ${afterEpoch}
-                  then ${afterXid}::bigint else 0 end,
-                case when ${afterEpoch}::text is null or e.epoch = ${afterEpoch}
-                  then ${afterSeq}::bigint else 0 end
-              )
+              and (f.xid, f.seq) > (e.after_xid, e.after_seq)
               and f.xid < e.horizon
               and f.received_at >= ${cutoff}
             order by f.xid, f.seq
