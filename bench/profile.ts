@@ -38,6 +38,13 @@ const scenarios: Record<string, () => ReturnType<typeof wrk>> = {
     }),
   "rest-link": () =>
     wrk(`${service.url}/api/v1/sdk/link/${path}`, { connections: 32, seconds, headers: sdk }),
+  "rest-feed": () =>
+    wrk(`${service.url}/api/v1/projects/${envId}/event_stream?limit=1000`, {
+      connections: 1,
+      threads: 1,
+      seconds,
+      headers: auth,
+    }),
   "graphql-feed": () =>
     wrk(`${service.url}/graphql`, {
       connections: 1,

@@ -11,11 +11,13 @@ import {
   touchFeedToken,
 } from "./feed_auth.ts";
 import {
+  comparePoints,
   decodeCursor,
   encodeCursor,
   FEED_START,
   type FeedPoint,
   type FeedPosition,
+  withinPage,
 } from "./feed_cursor.ts";
 import { feedRetentionCutoff } from "./feed_retention.ts";
 import { assertUnderRateLimit, recordRateHit } from "./rate_limit.ts";
@@ -256,11 +258,24 @@ async function selectPage(
   const epoch = found.epoch;
   const from = afterEpoch === epoch ? after : FEED_START;
   const events = found.events;
-  const cursorAfter = ({ xid, seq }: FeedPoint) =>
-    encodeCursor(secret, { environmentId, epoch, eventTypes: query.eventTypes, xid, seq });
+  const last = events.at(-1) ?? from;
+  const nextAfter = encodeCursor(secret, {
+    environmentId,
+    epoch,
+    eventTypes: query.eventTypes,
+    xid: last.xid,
+    seq: last.seq,
+  });
+  // Every place in the page is at or before `last`: one MAC for the whole page (feed_cursor.ts).
+  const cursorAfter = (point: FeedPoint) => {
+    const order = comparePoints(point, last);
+    if (order === 0) return nextAfter;
+    if (order < 0) return withinPage(nextAfter, point);
+    return encodeCursor(secret, { environmentId, epoch, eventTypes: query.eventTypes, ...point });
+  };
   return {
     events,
-    nextAfter: cursorAfter(events.at(-1) ?? from),
+    nextAfter,
     hasMore: found.hasMore,
     cursorAfter,
     pendingXid: found.hasMore ? null : found.pendingXid,

@@ -8,12 +8,16 @@
 // `v1` cursors (issued before capture ordered the feed by transaction: [environment id, epoch,
 // last seq, filter set]) are still accepted: their seq is a position of the events captured
 // before that change, which the migration kept as (xid 0, seq), so they read on from there.
+//
+// Within a page: `<v2 cursor>.<xid>.<seq>` (see withinPage), the page's last cursor and an
+// earlier place in the same page, so a page's 1000 edge cursors cost one MAC, not 1000.
 import { createHmac, createSecretKey, type KeyObject, timingSafeEqual } from "node:crypto";
 
 const VERSION = "v2";
 /** Well above any real cursor (a filter set of every type is under 300 characters). */
 const MAX_CURSOR_LENGTH = 1024;
-const CURSOR_PATTERN = /^(v[12])\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{43})$/;
+const CURSOR_PATTERN =
+  /^(v[12])\.([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]{43})(?:\.(0|[1-9][0-9]{0,18})\.(0|[1-9][0-9]{0,18}))?$/;
 const DECIMAL = /^(0|[1-9][0-9]{0,18})$/;
 
 /**
@@ -30,9 +34,13 @@ export const FEED_START: FeedPoint = { xid: "0", seq: "0" };
 
 /** Negative, zero or positive as `a` is before, at or after `b` in the feed. */
 export function comparePoints(a: FeedPoint, b: FeedPoint): number {
-  const x = BigInt(a.xid) - BigInt(b.xid);
-  const d = x !== 0n ? x : BigInt(a.seq) - BigInt(b.seq);
-  return d < 0n ? -1 : d > 0n ? 1 : 0;
+  return compareDecimal(a.xid, b.xid) || compareDecimal(a.seq, b.seq);
+}
+
+/** Decimals without leading zeros compare by length, then by text (no BigInt per call). */
+function compareDecimal(a: string, b: string): number {
+  if (a.length !== b.length) return a.length < b.length ? -1 : 1;
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 /** Where a reader stands in one environment's feed, for one filter set: after `xid`/`seq`. */
@@ -73,12 +81,31 @@ export function encodeCursor(secret: string, position: FeedPosition): string {
   return `${signed}.${mac(secret, signed).toString("base64url")}`;
 }
 
+/**
+ * The cursor of `point`, an event of the page whose last event `bound` (a cursor from
+ * encodeCursor) is the cursor of: the bound with the point appended, so no MAC is computed. The
+ * point is unsigned; decodeCursor accepts it only at or before the bound's own place, in the
+ * bound's environment, epoch and filter set. Whatever a client writes there is thus a place it
+ * had a cursor for, or one before it, which the same token could read anyway: it can reread,
+ * never read ahead of what it was served.
+ */
+export function withinPage(bound: string, point: FeedPoint): string {
+  return `${bound}.${point.xid}.${point.seq}`;
+}
+
 /** The position a cursor carries, or null for anything this instance's secret did not sign. */
 export function decodeCursor(secret: string, cursor: string): FeedPosition | null {
   if (cursor.length > MAX_CURSOR_LENGTH) return null;
   const match = CURSOR_PATTERN.exec(cursor);
   if (!match) return null;
-  const [, version, payload, presented] = match as unknown as [string, string, string, string];
+  const [, version, payload, presented, xid, seq] = match as unknown as [
+    string,
+    string,
+    string,
+    string,
+    string | undefined,
+    string | undefined,
+  ];
   const expected = mac(secret, `${version}.${payload}`);
   const given = Buffer.from(presented, "base64url");
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
@@ -88,7 +115,11 @@ export function decodeCursor(secret: string, cursor: string): FeedPosition | nul
   } catch {
     return null;
   }
-  return version === VERSION ? toPosition(value) : fromV1(value);
+  const bound = version === VERSION ? toPosition(value) : fromV1(value);
+  if (!bound || xid === undefined || seq === undefined) return bound;
+  // A place within a page: only v2 pages issue these, and never past their bound.
+  if (version !== VERSION || comparePoints({ xid, seq }, bound) > 0) return null;
+  return { ...bound, xid, seq };
 }
 
 function fromV1(value: unknown): FeedPosition | null {

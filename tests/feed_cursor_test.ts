@@ -1,7 +1,12 @@
 // The cursor codec on its own: round trip, and null (never a throw) for anything not signed.
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
-import { decodeCursor, encodeCursor, type FeedPosition } from "../services/feed_cursor.ts";
+import {
+  decodeCursor,
+  encodeCursor,
+  type FeedPosition,
+  withinPage,
+} from "../services/feed_cursor.ts";
 
 const SECRET = "cursor-test-secret-0123456789abcdefghijkl";
 const position: FeedPosition = {
@@ -66,4 +71,31 @@ Deno.test("feed cursors decode to null when edited, cut, re-signed or malformed"
     "v1." + "A".repeat(2000) + "." + mac,
   ];
   for (const c of cases) assert.equal(decodeCursor(SECRET, c), null, c);
+});
+
+Deno.test("a place within a page decodes at or before its page's bound, never after it", () => {
+  const bound = encodeCursor(SECRET, position);
+  const earlier = { xid: "4294967301", seq: "9007199254740990" };
+  const edge = withinPage(bound, earlier);
+  assert.match(edge, /^v2\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{43}\.4294967301\.9007199254740990$/);
+  assert.deepEqual(decodeCursor(SECRET, edge), { ...position, ...earlier });
+  // An earlier transaction, and the bound's own place, are within it too.
+  assert.deepEqual(decodeCursor(SECRET, withinPage(bound, { xid: "0", seq: "0" })), {
+    ...position,
+    xid: "0",
+    seq: "0",
+  });
+  assert.deepEqual(decodeCursor(SECRET, withinPage(bound, position)), position);
+  // Past the bound, under another secret, on a v1 bound, or not decimal: refused.
+  const refused = [
+    withinPage(bound, { xid: "4294967301", seq: "9007199254740994" }),
+    withinPage(bound, { xid: "4294967302", seq: "0" }),
+    withinPage(encodeCursor("another-secret-0123456789abcdefghijklmnop", position), earlier),
+    withinPage(v1Cursor(SECRET, [7, "1", "41", []]), { xid: "0", seq: "40" }),
+    `${bound}.01.2`,
+    `${bound}.1.-2`,
+    `${bound}.1`,
+    `${bound}.1.2.3`,
+  ];
+  for (const c of refused) assert.equal(decodeCursor(SECRET, c), null, c);
 });
