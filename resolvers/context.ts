@@ -1,6 +1,5 @@
-// The one place a GraphQL request's context is made: who is asking, and fresh loaders.
+// The one place a GraphQL request's context is made: who is asking.
 import type { AppDeps } from "../services/deps.ts";
-import { createLoaders, type Loaders } from "./loaders.ts";
 
 export interface GraphQLContext {
   deps: AppDeps;
@@ -9,7 +8,6 @@ export interface GraphQLContext {
   sdk: { projectKey: string | null; environment: string | null };
   /** The `Authorization` header, for the feed. */
   authorization: string | null;
-  loaders: Loaders;
 }
 
 export function createContext(
@@ -25,6 +23,5 @@ export function createContext(
       environment: request.headers.get("ENVIRONMENT"),
     },
     authorization: request.headers.get("Authorization"),
-    loaders: createLoaders(deps.sql, deps.config.linkBaseUrl),
   };
 }

@@ -1,16 +1,32 @@
-import { readFeedPage } from "../services/feed.ts";
+import type { GraphQLResolveInfo } from "graphql";
+import { type FeedPage, readFeedPage } from "../services/feed.ts";
+import type { FeedPoint } from "../services/feed_cursor.ts";
 import { FEED_SCHEMA_VERSION, type FeedEnvelope } from "../services/feed_envelope.ts";
 import { bearerToken } from "../inputs/headers.ts";
-import type { Link } from "../services/links.ts";
+import { listLinksByIds, toLink } from "../services/links.ts";
 import { ApiError } from "../services/errors.ts";
 import { parseEnvironmentId } from "../services/projects.ts";
 import type { GraphQLContext } from "./context.ts";
 import { withGraphQLNames } from "./errors.ts";
+import { type FeedEventNode, feedEventNode, type LinkNode, linkNode } from "./nodes.ts";
+import { selectsPath } from "./selection.ts";
 
-/** An edge's cursor is signed only if the client asks for it: 1000 HMACs cost ~15 ms. */
+/** An edge of the feed: its node, and the cursor right after it. */
 export interface EventFeedEdge {
-  node: FeedEnvelope;
-  cursor(): string;
+  node: FeedEventNode;
+  readonly cursor: string;
+}
+
+/** A page's edge, whose cursor is made only if the client asks for it (a getter). */
+class PageEdge implements EventFeedEdge {
+  constructor(
+    readonly node: FeedEventNode,
+    private readonly page: FeedPage,
+    private readonly point: FeedPoint,
+  ) {}
+  get cursor(): string {
+    return this.page.cursorAfter(this.point);
+  }
 }
 
 export interface EventFeedConnection {
@@ -35,6 +51,7 @@ export async function eventFeed(
     after?: string | null;
     eventTypes?: readonly string[] | null;
   },
+  info: GraphQLResolveInfo,
 ): Promise<EventFeedConnection> {
   // REST answers a project_id that is no number with the token's 403; here it is an argument
   // of the wrong shape, so it is said as such.
@@ -54,23 +71,38 @@ export async function eventFeed(
         after: args.after ?? undefined,
       }),
   );
-  // One JSON.parse for the page's envelopes rather than one call per event.
-  const nodes = JSON.parse(`[${page.events.map((e) => e.body).join(",")}]`) as FeedEnvelope[];
+  const nodes = await feedEventNodes(
+    ctx,
+    page.events.map((e) => e.body),
+    selectsPath(info, ["edges", "node", "link"]),
+  );
   return {
     schemaVersion: FEED_SCHEMA_VERSION,
-    edges: page.events.map((e, i) => ({
-      node: nodes[i]!,
-      cursor: () => page.cursorAfter(e),
-    })),
+    edges: page.events.map((e, i) => new PageEdge(nodes[i]!, page, e)),
     pageInfo: { endCursor: page.nextAfter, hasNextPage: page.hasMore },
   };
 }
 
-/** The full Link of an event, through the request's DataLoader: one query per page. */
-export async function feedEventLink(
+/**
+ * Stored envelopes as FeedEvent nodes: one JSON.parse for all of them, and, when the query
+ * selects `link`, every link of the page in one query (absent or deleted links are null).
+ */
+export async function feedEventNodes(
   ctx: GraphQLContext,
-  event: FeedEnvelope,
-): Promise<Link | null> {
-  if (!event.link) return null;
-  return await ctx.loaders.linkById.load(event.link.id);
+  bodies: readonly string[],
+  withLinks: boolean,
+): Promise<FeedEventNode[]> {
+  const envelopes = JSON.parse(`[${bodies.join(",")}]`) as FeedEnvelope[];
+  const links = new Map<number, LinkNode>();
+  if (withLinks) {
+    const ids = new Set<number>();
+    for (const e of envelopes) if (e.link) ids.add(e.link.id);
+    if (ids.size > 0) {
+      const { sql, config } = ctx.deps;
+      for (const row of await listLinksByIds(sql, [...ids])) {
+        links.set(row.id, linkNode(toLink(row, config.linkBaseUrl)));
+      }
+    }
+  }
+  return envelopes.map((e) => feedEventNode(e, e.link ? links.get(e.link.id) ?? null : null));
 }

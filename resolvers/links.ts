@@ -1,16 +1,11 @@
 import { newLinkInput } from "../inputs/links.ts";
 import { ApiError } from "../services/errors.ts";
-import {
-  accessPath,
-  createLink,
-  getLinkForSdkOrThrow,
-  type Link,
-  toLink,
-} from "../services/links.ts";
+import { accessPath, createLink, getLinkForSdkOrThrow, toLink } from "../services/links.ts";
 import { type LinkMetrics, projectMetricsJson } from "../services/metrics.ts";
 import { authenticateSdk, LINK_ENVIRONMENTS, METRICS_ENVIRONMENTS } from "../services/sdk_auth.ts";
 import type { GraphQLContext } from "./context.ts";
 import { camelPath, withGraphQLNames } from "./errors.ts";
+import { type LinkNode, linkNode } from "./nodes.ts";
 
 interface RedirectArg {
   url?: string | null;
@@ -35,10 +30,10 @@ export interface GenerateLinkArgs {
 }
 
 /** REST's lookup (one query, the same checks), with null rather than 404 for a missing link. */
-export async function linkByPath(ctx: GraphQLContext, path: string): Promise<Link | null> {
+export async function linkByPath(ctx: GraphQLContext, path: string): Promise<LinkNode | null> {
   const { sql, config } = ctx.deps;
   try {
-    return toLink(await getLinkForSdkOrThrow(sql, ctx.sdk, path), config.linkBaseUrl);
+    return linkNode(toLink(await getLinkForSdkOrThrow(sql, ctx.sdk, path), config.linkBaseUrl));
   } catch (err) {
     if (err instanceof ApiError && err.code === "not_found") return null;
     throw err;
@@ -59,7 +54,7 @@ const redirect = (r: RedirectArg | null | undefined) =>
 export async function generateLink(
   ctx: GraphQLContext,
   input: GenerateLinkArgs,
-): Promise<{ url: string; link: Link }> {
+): Promise<{ url: string; link: LinkNode }> {
   const { sql, config } = ctx.deps;
   const environment = await authenticateSdk(sql, ctx.sdk, LINK_ENVIRONMENTS);
   // Validated with REST's rules; errors name the field as the client sent it (`input.…`).
@@ -83,5 +78,8 @@ export async function generateLink(
     );
   const parsed = await withGraphQLNames((field) => `input.${camelPath(field)}`, parse);
   const row = await createLink(sql, environment.id, parsed);
-  return { url: accessPath(config.linkBaseUrl, row), link: toLink(row, config.linkBaseUrl) };
+  return {
+    url: accessPath(config.linkBaseUrl, row),
+    link: linkNode(toLink(row, config.linkBaseUrl)),
+  };
 }

@@ -1,22 +1,21 @@
 import { bearerToken } from "../inputs/headers.ts";
 import { ApiError } from "../services/errors.ts";
-import type { FeedEnvelope } from "../services/feed_envelope.ts";
 import { parseEnvironmentId } from "../services/projects.ts";
 import type { GraphQLContext } from "./context.ts";
 import { withGraphQLNames } from "./errors.ts";
-import type { EventFeedEdge } from "./feed.ts";
-import { createLoaders } from "./loaders.ts";
+import { type EventFeedEdge, feedEventNodes } from "./feed.ts";
 
 const LIVE_ARGUMENTS: Record<string, string> = { "event_types[]": "eventTypes", after: "after" };
 
 /**
  * subscription eventFeed: the live tail (services/live_tail.ts) as EventFeedEdges, with the
- * query's authentication, checks and error codes. Each page gets fresh loaders, primed with
- * its links, so `node.link` costs one query per page and no cache outlives it.
+ * query's authentication, checks and error codes. `node.link`, when the subscription selects
+ * it, costs one query per page of events, read as the page arrives.
  */
 export async function subscribeEventFeed(
   ctx: GraphQLContext,
   args: { projectId: string; after?: string | null; eventTypes?: readonly string[] | null },
+  withLinks: boolean,
 ): Promise<AsyncGenerator<EventFeedEdge, void, undefined>> {
   if (parseEnvironmentId(args.projectId) === null) {
     throw new ApiError("invalid_field", "projectId must be a numeric project ID", {
@@ -38,14 +37,8 @@ export async function subscribeEventFeed(
   const edges = (async function* () {
     try {
       for await (const page of stream.pages) {
-        const nodes = JSON.parse(`[${page.map((e) => e.body).join(",")}]`) as FeedEnvelope[];
-        ctx.loaders = createLoaders(ctx.deps.sql, ctx.deps.config.linkBaseUrl);
-        const linkIds = nodes.flatMap((n) => (n.link ? [n.link.id] : []));
-        if (linkIds.length > 0) void ctx.loaders.linkById.loadMany(linkIds);
-        for (let i = 0; i < page.length; i++) {
-          const cursor = page[i]!.cursor;
-          yield { node: nodes[i]!, cursor: () => cursor };
-        }
+        const nodes = await feedEventNodes(ctx, page.map((e) => e.body), withLinks);
+        for (let i = 0; i < page.length; i++) yield { node: nodes[i]!, cursor: page[i]!.cursor };
       }
     } finally {
       stream.close();

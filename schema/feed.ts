@@ -1,11 +1,7 @@
-import {
-  eventFeed,
-  type EventFeedConnection,
-  type EventFeedEdge,
-  feedEventLink,
-} from "../resolvers/feed.ts";
+import { eventFeed, type EventFeedConnection, type EventFeedEdge } from "../resolvers/feed.ts";
+import type { FeedEventNode, PurchaseNode } from "../resolvers/nodes.ts";
 import { DEFAULT_FEED_LIMIT, MAX_FEED_LIMIT } from "../services/feed.ts";
-import { FEED_EVENT_TYPES, type FeedEnvelope, type Purchase } from "../services/feed_envelope.ts";
+import { FEED_EVENT_TYPES, type FeedEnvelope } from "../services/feed_envelope.ts";
 import { builder } from "./builder.ts";
 import { LinkRef } from "./link.ts";
 
@@ -31,44 +27,39 @@ const Geo = builder.objectRef<{ country: string }>("Geo").implement({
   fields: (t) => ({ country: t.exposeString("country") }),
 });
 
-const PurchaseRef = builder.objectRef<Purchase>("Purchase").implement({
+// Every field exposes its own name: resolvers/nodes.ts says why.
+const PurchaseRef = builder.objectRef<PurchaseNode>("Purchase").implement({
   fields: (t) => ({
-    transactionId: t.exposeString("transaction_id"),
+    transactionId: t.exposeString("transactionId"),
     version: t.exposeInt("version"),
     amount: t.expose("amount", { type: "SafeInt", description: "Minor currency units." }),
     currency: t.exposeString("currency"),
-    productId: t.exposeString("product_id"),
+    productId: t.exposeString("productId"),
     store: t.exposeString("store"),
   }),
 });
 
-const FeedEvent = builder.objectRef<FeedEnvelope>("FeedEvent").implement({
+const FeedEvent = builder.objectRef<FeedEventNode>("FeedEvent").implement({
   fields: (t) => ({
-    schemaVersion: t.exposeInt("schema_version"),
+    schemaVersion: t.exposeInt("schemaVersion"),
     id: t.exposeString("id"),
     type: t.expose("type", { type: FeedEventType }),
-    name: t.string({ nullable: true, resolve: (e) => e.name ?? null }),
-    occurredAt: t.field({ type: "DateTime", resolve: (e) => e.occurred_at }),
-    project: t.field({ type: FeedProject, resolve: (e) => e.project }),
-    device: t.field({ type: "JSONObject", nullable: true, resolve: (e) => e.device ?? null }),
-    user: t.field({ type: "JSONObject", nullable: true, resolve: (e) => e.user ?? null }),
-    link: t.field({
+    name: t.exposeString("name", { nullable: true }),
+    occurredAt: t.expose("occurredAt", { type: "DateTime" }),
+    project: t.expose("project", { type: FeedProject }),
+    device: t.expose("device", { type: "JSONObject", nullable: true }),
+    user: t.expose("user", { type: "JSONObject", nullable: true }),
+    link: t.expose("link", {
       type: LinkRef,
       nullable: true,
       description: "The full attributed link, loaded for the whole page at once.",
-      resolve: (e, _args, ctx) => feedEventLink(ctx, e),
     }),
-    attribution: t.field({
-      type: "JSONObject",
-      nullable: true,
-      resolve: (e) => e.attribution ?? null,
-    }),
-    geo: t.field({ type: Geo, nullable: true, resolve: (e) => e.geo ?? null }),
-    purchase: t.field({ type: PurchaseRef, nullable: true, resolve: (e) => e.purchase ?? null }),
-    timeSpent: t.int({
+    attribution: t.expose("attribution", { type: "JSONObject", nullable: true }),
+    geo: t.expose("geo", { type: Geo, nullable: true }),
+    purchase: t.expose("purchase", { type: PurchaseRef, nullable: true }),
+    timeSpent: t.exposeInt("timeSpent", {
       nullable: true,
       description: "A session's length in whole seconds.",
-      resolve: (e) => e.time_spent ?? null,
     }),
   }),
 });
@@ -76,11 +67,8 @@ const FeedEvent = builder.objectRef<FeedEnvelope>("FeedEvent").implement({
 export const EventFeedEdgeRef = builder.objectRef<EventFeedEdge>("EventFeedEdge")
   .implement({
     fields: (t) => ({
-      cursor: t.string({
-        description: "A cursor right after this event.",
-        resolve: (e) => e.cursor(),
-      }),
-      node: t.field({ type: FeedEvent, resolve: (e) => e.node }),
+      cursor: t.exposeString("cursor", { description: "A cursor right after this event." }),
+      node: t.expose("node", { type: FeedEvent }),
     }),
   });
 
@@ -97,8 +85,8 @@ const EventFeedConnectionRef = builder.objectRef<EventFeedConnection>("EventFeed
   .implement({
     fields: (t) => ({
       schemaVersion: t.exposeInt("schemaVersion"),
-      edges: t.field({ type: [EventFeedEdgeRef], resolve: (c) => c.edges }),
-      pageInfo: t.field({ type: FeedPageInfo, resolve: (c) => c.pageInfo }),
+      edges: t.expose("edges", { type: [EventFeedEdgeRef] }),
+      pageInfo: t.expose("pageInfo", { type: FeedPageInfo }),
     }),
   });
 
@@ -116,11 +104,11 @@ builder.queryField("eventFeed", (t) =>
       after: t.arg.string(),
       eventTypes: t.arg({ type: [FeedEventType] }),
     },
-    resolve: (_root, args, ctx) =>
+    resolve: (_root, args, ctx, info) =>
       eventFeed(ctx, {
         projectId: String(args.projectId),
         first: args.first,
         after: args.after,
         eventTypes: args.eventTypes,
-      }),
+      }, info),
   }));

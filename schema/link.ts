@@ -1,46 +1,38 @@
-import type { Link, Redirect } from "../services/links.ts";
+import type { LinkNode, RedirectNode } from "../resolvers/nodes.ts";
 import { generateLink, linkByPath } from "../resolvers/links.ts";
 import { builder } from "./builder.ts";
 
-export const RedirectRef = builder.objectRef<Redirect>("Redirect").implement({
+// Every field exposes its own name: resolvers/nodes.ts says why.
+export const RedirectRef = builder.objectRef<RedirectNode>("Redirect").implement({
   description: "A per-platform redirect as stored.",
   fields: (t) => ({
-    url: t.string({ nullable: true, resolve: (r) => r.url ?? null }),
-    openAppIfInstalled: t.boolean({
-      nullable: true,
-      resolve: (r) => r.open_app_if_installed ?? null,
-    }),
+    url: t.exposeString("url", { nullable: true }),
+    openAppIfInstalled: t.exposeBoolean("openAppIfInstalled", { nullable: true }),
   }),
 });
 
-export const LinkRef = builder.objectRef<Link>("Link").implement({
+export const LinkRef = builder.objectRef<LinkNode>("Link").implement({
   description: "A link, as REST's Link object with camelCase names.",
   fields: (t) => ({
     id: t.exposeInt("id"),
     title: t.exposeString("title"),
     subtitle: t.exposeString("subtitle"),
     path: t.exposeString("path"),
-    accessPath: t.exposeString("access_path"),
-    updatedAt: t.field({ type: "DateTime", resolve: (l) => l.updated_at }),
-    generatedFromPlatform: t.exposeString("generated_from_platform"),
-    data: t.field({ type: "JSONObject", resolve: (l) => l.data }),
-    sdkGenerated: t.exposeBoolean("sdk_generated"),
-    tags: t.stringList({ resolve: (l) => l.tags.map(String) }),
+    accessPath: t.exposeString("accessPath"),
+    updatedAt: t.expose("updatedAt", { type: "DateTime" }),
+    generatedFromPlatform: t.exposeString("generatedFromPlatform"),
+    data: t.expose("data", { type: "JSONObject" }),
+    sdkGenerated: t.exposeBoolean("sdkGenerated"),
+    tags: t.exposeStringList("tags"),
     active: t.exposeBoolean("active"),
-    trackingCampaign: t.exposeString("tracking_campaign", { nullable: true }),
-    trackingSource: t.exposeString("tracking_source", { nullable: true }),
-    trackingMedium: t.exposeString("tracking_medium", { nullable: true }),
-    showPreview: t.exposeBoolean("show_preview"),
+    trackingCampaign: t.exposeString("trackingCampaign", { nullable: true }),
+    trackingSource: t.exposeString("trackingSource", { nullable: true }),
+    trackingMedium: t.exposeString("trackingMedium", { nullable: true }),
+    showPreview: t.exposeBoolean("showPreview"),
     image: t.exposeString("image", { nullable: true }),
-    iosCustomRedirect: t.field({ type: RedirectRef, resolve: (l) => l.ios_custom_redirect }),
-    androidCustomRedirect: t.field({
-      type: RedirectRef,
-      resolve: (l) => l.android_custom_redirect,
-    }),
-    desktopCustomRedirect: t.field({
-      type: RedirectRef,
-      resolve: (l) => l.desktop_custom_redirect,
-    }),
+    iosCustomRedirect: t.expose("iosCustomRedirect", { type: RedirectRef }),
+    androidCustomRedirect: t.expose("androidCustomRedirect", { type: RedirectRef }),
+    desktopCustomRedirect: t.expose("desktopCustomRedirect", { type: RedirectRef }),
   }),
 });
 
@@ -73,12 +65,14 @@ export const GenerateLinkInput = builder.inputType("GenerateLinkInput", {
   }),
 });
 
-const GeneratedLink = builder.objectRef<{ url: string; link: Link }>("GeneratedLink").implement({
-  fields: (t) => ({
-    url: t.exposeString("url"),
-    link: t.field({ type: LinkRef, resolve: (g) => g.link }),
-  }),
-});
+const GeneratedLink = builder.objectRef<{ url: string; link: LinkNode }>("GeneratedLink").implement(
+  {
+    fields: (t) => ({
+      url: t.exposeString("url"),
+      link: t.expose("link", { type: LinkRef }),
+    }),
+  },
+);
 
 builder.queryField("link", (t) =>
   t.field({

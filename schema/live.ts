@@ -1,5 +1,6 @@
 import { subscribeEventFeed } from "../resolvers/live.ts";
 import type { EventFeedEdge } from "../resolvers/feed.ts";
+import { selectsPath } from "../resolvers/selection.ts";
 import { builder } from "./builder.ts";
 import { EventFeedEdgeRef, FeedEventType } from "./feed.ts";
 
@@ -19,11 +20,11 @@ builder.subscriptionField("eventFeed", (t) =>
       after: t.arg.string(),
       eventTypes: t.arg({ type: [FeedEventType] }),
     },
-    subscribe: (_root, args, ctx) =>
+    subscribe: (_root, args, ctx, info) =>
       subscribeEventFeed(ctx, {
         projectId: String(args.projectId),
         after: args.after,
         eventTypes: args.eventTypes,
-      }),
+      }, selectsPath(info, ["node", "link"])),
     resolve: (edge: EventFeedEdge) => edge,
   }));

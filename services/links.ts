@@ -316,7 +316,7 @@ export async function setLinkActive(
   return row;
 }
 
-/** Links by id, in one query (the feed's DataLoader batches a page's links into this). */
+/** Links by id, in one query (a GraphQL feed page's links). */
 export async function listLinksByIds(db: Db, ids: readonly number[]): Promise<LinkRow[]> {
   if (ids.length === 0) return [];
   return await db<LinkRow[]>`

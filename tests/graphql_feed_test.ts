@@ -312,3 +312,84 @@ Deno.test("a 1,000-event page over 200 links loads its links with exactly one qu
     await app.close();
   }
 });
+
+Deno.test("links are read only when selected, through fragments and aliases too", async () => {
+  const counted = countingSql(srv.db.pool());
+  const app = serveApp(srv.db, { clock: srv.clock, sql: counted.sql });
+  try {
+    const { p, auth } = await setUp();
+    const link = await createLink(srv.sql, p.productionId, { title: "Fragment" });
+    const at = srv.clock.now().toISOString();
+    await ingest(p.key, "production", [
+      { type: "open", occurred_at: at, link_path: link.path },
+      { type: "custom", name: "no_link", occurred_at: at },
+    ]);
+    const read = async (query: string) => {
+      counted.queries.length = 0;
+      const r = await gql(app.url, query, { headers: auth, variables: { id: p.productionId } });
+      assert.equal(r.errors, undefined, JSON.stringify(r.errors));
+      return {
+        edges: r.data.eventFeed.edges as Json[],
+        linkQueries: counted.queries.filter((q) => /from links/i.test(q)).length,
+      };
+    };
+    const plain = await read(
+      `query($id: ID!) { eventFeed(projectId: $id) { edges { node { id } } } }`,
+    );
+    assert.equal(plain.edges.length, 2);
+    assert.equal(plain.linkQueries, 0);
+
+    const viaFragments = await read(`query($id: ID!) {
+      eventFeed(projectId: $id) { ...Page }
+    }
+    fragment Page on EventFeedConnection { edges { node { ... on FeedEvent { l: link { ...L } } } } }
+    fragment L on Link { title path }`);
+    assert.equal(viaFragments.linkQueries, 1);
+    assert.deepEqual(viaFragments.edges.map((e) => e.node.l), [
+      { title: "Fragment", path: link.path },
+      null,
+    ]);
+  } finally {
+    await app.close();
+  }
+});
+
+Deno.test("every edge cursor of a page resumes right after its own event, in REST too", async () => {
+  const { p, auth } = await setUp();
+  const at = srv.clock.now().toISOString();
+  await ingest(
+    p.key,
+    "production",
+    Array.from({ length: 6 }, (_, i) => ({ type: "custom", name: `e${i}`, occurred_at: at })),
+  );
+  const page = await gql(srv.url, FEED, {
+    headers: auth,
+    variables: { projectId: p.productionId },
+  });
+  const edges = page.data.eventFeed.edges as Json[];
+  assert.equal(edges.length, 6);
+  assert.equal(edges.at(-1)!.cursor, page.data.eventFeed.pageInfo.endCursor);
+  for (let i = 0; i < edges.length; i++) {
+    const next = await gql(srv.url, FEED, {
+      headers: auth,
+      variables: { projectId: p.productionId, after: edges[i]!.cursor },
+    });
+    assert.deepEqual(
+      next.data.eventFeed.edges.map((e: Json) => e.node.name),
+      edges.slice(i + 1).map((e) => e.node.name),
+    );
+    const rest = await call(
+      srv.url,
+      "GET",
+      `/api/v1/projects/${p.productionId}/event_stream?after=${
+        encodeURIComponent(edges[i]!.cursor)
+      }`,
+      { headers: auth },
+    );
+    assert.equal(rest.status, 200, rest.text);
+    assert.deepEqual(
+      rest.body.events.map((e: Json) => e.name),
+      edges.slice(i + 1).map((e) => e.node.name),
+    );
+  }
+});
