@@ -3,13 +3,20 @@ import { type FeedPage, readFeedPage } from "../services/feed.ts";
 import type { FeedPoint } from "../services/feed_cursor.ts";
 import { FEED_SCHEMA_VERSION, type FeedEnvelope } from "../services/feed_envelope.ts";
 import { bearerToken } from "../inputs/headers.ts";
-import { listLinksByIds, toLink } from "../services/links.ts";
+import { listLinksByIds } from "../services/links.ts";
 import { ApiError } from "../services/errors.ts";
 import { parseEnvironmentId } from "../services/projects.ts";
 import type { GraphQLContext } from "./context.ts";
 import { withGraphQLNames } from "./errors.ts";
-import { type FeedEventNode, feedEventNode, type LinkNode, linkNode } from "./nodes.ts";
-import { selectsPath } from "./selection.ts";
+import {
+  type FeedEventNode,
+  feedEventNode,
+  linkColumns,
+  linkFields,
+  type LinkNode,
+  linkNode,
+} from "./nodes.ts";
+import { selectedFields } from "./selection.ts";
 
 /** An edge of the feed: its node, and the cursor right after it. */
 export interface EventFeedEdge {
@@ -74,7 +81,7 @@ export async function eventFeed(
   const nodes = await feedEventNodes(
     ctx,
     page.events.map((e) => e.body),
-    selectsPath(info, ["edges", "node", "link"]),
+    selectedFields(info, ["edges", "node", "link"]),
   );
   return {
     schemaVersion: FEED_SCHEMA_VERSION,
@@ -84,23 +91,25 @@ export async function eventFeed(
 }
 
 /**
- * Stored envelopes as FeedEvent nodes: one JSON.parse for all of them, and, when the query
- * selects `link`, every link of the page in one query (absent or deleted links are null).
+ * Stored envelopes as FeedEvent nodes, each parsed once, and, when the query selects `link`
+ * (`linkSelection`: the names of its fields), every link of the page in one query that reads
+ * only the columns those fields need. Absent or deleted links are null.
  */
 export async function feedEventNodes(
   ctx: GraphQLContext,
   bodies: readonly string[],
-  withLinks: boolean,
+  linkSelection: ReadonlySet<string> | null,
 ): Promise<FeedEventNode[]> {
-  const envelopes = JSON.parse(`[${bodies.join(",")}]`) as FeedEnvelope[];
+  const envelopes = bodies.map((b) => JSON.parse(b) as FeedEnvelope);
   const links = new Map<number, LinkNode>();
-  if (withLinks) {
+  if (linkSelection) {
     const ids = new Set<number>();
     for (const e of envelopes) if (e.link) ids.add(e.link.id);
     if (ids.size > 0) {
       const { sql, config } = ctx.deps;
-      for (const row of await listLinksByIds(sql, [...ids])) {
-        links.set(row.id, linkNode(toLink(row, config.linkBaseUrl)));
+      const fields = linkFields(linkSelection);
+      for (const row of await listLinksByIds(sql, [...ids], linkColumns(fields))) {
+        links.set(row.id, linkNode(row, config.linkBaseUrl, fields));
       }
     }
   }

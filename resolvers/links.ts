@@ -1,6 +1,6 @@
 import { newLinkInput } from "../inputs/links.ts";
 import { ApiError } from "../services/errors.ts";
-import { accessPath, createLink, getLinkForSdkOrThrow, toLink } from "../services/links.ts";
+import { accessPath, createLink, getLinkForSdkOrThrow } from "../services/links.ts";
 import { type LinkMetrics, projectMetricsJson } from "../services/metrics.ts";
 import { authenticateSdk, LINK_ENVIRONMENTS, METRICS_ENVIRONMENTS } from "../services/sdk_auth.ts";
 import type { GraphQLContext } from "./context.ts";
@@ -33,7 +33,7 @@ export interface GenerateLinkArgs {
 export async function linkByPath(ctx: GraphQLContext, path: string): Promise<LinkNode | null> {
   const { sql, config } = ctx.deps;
   try {
-    return linkNode(toLink(await getLinkForSdkOrThrow(sql, ctx.sdk, path), config.linkBaseUrl));
+    return linkNode(await getLinkForSdkOrThrow(sql, ctx.sdk, path), config.linkBaseUrl);
   } catch (err) {
     if (err instanceof ApiError && err.code === "not_found") return null;
     throw err;
@@ -80,6 +80,6 @@ export async function generateLink(
   const row = await createLink(sql, environment.id, parsed);
   return {
     url: accessPath(config.linkBaseUrl, row),
-    link: linkNode(toLink(row, config.linkBaseUrl)),
+    link: linkNode(row, config.linkBaseUrl),
   };
 }

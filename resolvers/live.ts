@@ -15,7 +15,7 @@ const LIVE_ARGUMENTS: Record<string, string> = { "event_types[]": "eventTypes", 
 export async function subscribeEventFeed(
   ctx: GraphQLContext,
   args: { projectId: string; after?: string | null; eventTypes?: readonly string[] | null },
-  withLinks: boolean,
+  linkSelection: ReadonlySet<string> | null,
 ): Promise<AsyncGenerator<EventFeedEdge, void, undefined>> {
   if (parseEnvironmentId(args.projectId) === null) {
     throw new ApiError("invalid_field", "projectId must be a numeric project ID", {
@@ -37,7 +37,7 @@ export async function subscribeEventFeed(
   const edges = (async function* () {
     try {
       for await (const page of stream.pages) {
-        const nodes = await feedEventNodes(ctx, page.map((e) => e.body), withLinks);
+        const nodes = await feedEventNodes(ctx, page.map((e) => e.body), linkSelection);
         for (let i = 0; i < page.length; i++) yield { node: nodes[i]!, cursor: page[i]!.cursor };
       }
     } finally {

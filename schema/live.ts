@@ -1,6 +1,6 @@
 import { subscribeEventFeed } from "../resolvers/live.ts";
 import type { EventFeedEdge } from "../resolvers/feed.ts";
-import { selectsPath } from "../resolvers/selection.ts";
+import { selectedFields } from "../resolvers/selection.ts";
 import { builder } from "./builder.ts";
 import { EventFeedEdgeRef, FeedEventType } from "./feed.ts";
 
@@ -25,6 +25,6 @@ builder.subscriptionField("eventFeed", (t) =>
         projectId: String(args.projectId),
         after: args.after,
         eventTypes: args.eventTypes,
-      }, selectsPath(info, ["node", "link"])),
+      }, selectedFields(info, ["node", "link"])),
     resolve: (edge: EventFeedEdge) => edge,
   }));

@@ -106,6 +106,11 @@ export function accessPath(
   return `${link.link_domain ? `https://${link.link_domain}` : linkBaseUrl}/${link.path}`;
 }
 
+/** A link shows the preview page if it does so on either platform. */
+export function showsPreview(row: Pick<LinkRow, "show_preview_ios" | "show_preview_android">) {
+  return row.show_preview_ios || row.show_preview_android;
+}
+
 export function toLink(row: LinkRow, linkBaseUrl: string): Link {
   return {
     id: row.id,
@@ -122,7 +127,7 @@ export function toLink(row: LinkRow, linkBaseUrl: string): Link {
     tracking_campaign: row.tracking_campaign,
     tracking_source: row.tracking_source,
     tracking_medium: row.tracking_medium,
-    show_preview: row.show_preview_ios || row.show_preview_android,
+    show_preview: showsPreview(row),
     image: row.image,
     ios_custom_redirect: row.ios_custom_redirect,
     android_custom_redirect: row.android_custom_redirect,
@@ -316,11 +321,21 @@ export async function setLinkActive(
   return row;
 }
 
-/** Links by id, in one query (a GraphQL feed page's links). */
-export async function listLinksByIds(db: Db, ids: readonly number[]): Promise<LinkRow[]> {
+/**
+ * Links by id, in one query (a GraphQL feed page's links): every column, or only `columns`
+ * (the rows then hold just those).
+ */
+export async function listLinksByIds(
+  db: Db,
+  ids: readonly number[],
+  columns?: readonly (keyof LinkRow)[],
+): Promise<LinkRow[]> {
   if (ids.length === 0) return [];
+  const selected = columns
+    ? db(columns.map((c) => (c === "link_domain" ? "p.link_domain" : `l.${c}`)))
+    : db`l.*, p.link_domain`;
   return await db<LinkRow[]>`
-    select l.*, p.link_domain
+    select ${selected}
     from links l join environments e on e.id = l.environment_id join projects p on p.id = e.project_id
     where l.id = any(${ids as number[]}::int[])
   `;

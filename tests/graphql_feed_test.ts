@@ -393,3 +393,48 @@ Deno.test("every edge cursor of a page resumes right after its own event, in RES
     );
   }
 });
+
+Deno.test("a feed page's link reads only the selected fields' columns, each the full link's value", async () => {
+  const { p, auth } = await setUp();
+  const sdk = { "PROJECT-KEY": p.key, "ENVIRONMENT": "production" };
+  const made = await gql(
+    srv.url,
+    `mutation { generateLink(input: { title: "Every field", subtitle: "Sub", data: { a: [1, "x"] },
+      tags: ["t1", "t2"], image: "https://img.example/i.png", showPreviewAndroid: true,
+      iosCustomRedirect: { url: "https://apps.apple.com/app/id9", openAppIfInstalled: true },
+      androidCustomRedirect: { url: "https://play.google.com/store/apps/details?id=x" },
+      desktopCustomRedirect: { url: "https://example.com/d" }, trackingCampaign: "c",
+      trackingSource: "s", trackingMedium: "m" }) { link { path } } }`,
+    { headers: sdk },
+  );
+  const path = made.data.generateLink.link.path as string;
+  const FIELDS = `id title subtitle path accessPath updatedAt generatedFromPlatform data
+    sdkGenerated tags active trackingCampaign trackingSource trackingMedium showPreview image
+    iosCustomRedirect { url openAppIfInstalled } androidCustomRedirect { url openAppIfInstalled }
+    desktopCustomRedirect { url }`;
+  const full = (await gql(srv.url, `{ link(path: "${path}") { ${FIELDS} } }`, { headers: sdk }))
+    .data.link as Json;
+  await ingest(p.key, "production", [{
+    type: "open",
+    occurred_at: srv.clock.now().toISOString(),
+    link_path: path,
+  }]);
+  const read = async (selection: string) => {
+    const r = await gql(
+      srv.url,
+      `query($id: ID!) { eventFeed(projectId: $id) { edges { node { link { ${selection} } } } } }`,
+      { headers: auth, variables: { id: p.productionId } },
+    );
+    assert.equal(r.errors, undefined, JSON.stringify(r.errors));
+    return r.data.eventFeed.edges[0].node.link as Json;
+  };
+  assert.deepEqual(await read(FIELDS), full);
+  for (const field of Object.keys(full)) {
+    const sub =
+      typeof full[field] === "object" && full[field] !== null && !Array.isArray(full[field]) &&
+        field !== "data"
+        ? `${field} { url ${field === "desktopCustomRedirect" ? "" : "openAppIfInstalled"} }`
+        : field;
+    assert.deepEqual(await read(`__typename ${sub}`), { __typename: "Link", [field]: full[field] });
+  }
+});
