@@ -115,5 +115,12 @@ async function serve<TServerContext extends object>(
     variableValues: params.variables ?? undefined,
     operationName: params.operationName ?? undefined,
   });
+  // Without errors or extensions, Yoga's result processor would scan for both, then answer 200
+  // with this one header: the same answer, without the scans.
+  if (!(Symbol.asyncIterator in result) && !result.errors && !result.extensions) {
+    return new Response(JSON.stringify(result), { headers: JSON_HEADERS });
+  }
   return processRegularResult(result, globalThis as unknown as FetchAPI, "application/json");
 }
+
+const JSON_HEADERS = { "Content-Type": "application/json; charset=utf-8" };

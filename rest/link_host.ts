@@ -65,7 +65,11 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
     // Recorded behind the response (services/view_recorder.ts): the visitor never waits for it.
     if (countsAsView(c.req.method, crawler)) deps.views.record(link, platform);
     if (hit.action === "redirect") {
-      return c.body(null, 302, { Location: hit.url, "Cache-Control": "no-store" });
+      // A plain Response: Hono's c.body merges its own headers in on every call.
+      return new Response(null, {
+        status: 302,
+        headers: { Location: hit.url, "Cache-Control": "no-store" },
+      });
     }
     const page = {
       title: link.title,

@@ -29,6 +29,15 @@ export interface LinkHost {
   isDefault: boolean;
 }
 
+// LINK_BASE_URL's host name, parsed once rather than on every hit.
+let defaultHost: { base: string; name: string } | undefined;
+function defaultHostname(linkBaseUrl: string): string {
+  if (defaultHost?.base !== linkBaseUrl) {
+    defaultHost = { base: linkBaseUrl, name: new URL(linkBaseUrl).hostname };
+  }
+  return defaultHost.name;
+}
+
 /**
  * Reads the `Host` header (behind a proxy, whatever the proxy forwards in it; no
  * X-Forwarded-Host is read, a client could set it to anything). The default host is
@@ -40,7 +49,7 @@ export function requestHost(hostHeader: string | undefined, linkBaseUrl: string)
   const host = (hostHeader ?? "").trim().toLowerCase();
   const bare = host.startsWith("[") ? host.slice(0, host.indexOf("]") + 1) : host.split(":")[0]!;
   const name = bare.replace(/\.$/, "");
-  const isDefault = name === new URL(linkBaseUrl).hostname || name === "localhost" ||
+  const isDefault = name === defaultHostname(linkBaseUrl) || name === "localhost" ||
     name.startsWith("[") || /^[0-9.]+$/.test(name);
   return { name, isDefault };
 }

@@ -202,7 +202,7 @@ async function insertEvents(
   const rows = await db<{ event_id: string; captured: boolean }[]>`
     with batch as (
       select event_id, client_id, type, name, occurred_at::timestamptz as occurred_at,
-        link_id::int as link_id, body, ord
+        link_id::int as link_id, body::text as body, ord
       from rows from (
         json_array_elements_text((${jsonColumn(events.map((s) => s.eventId))}::text)::json),
         json_array_elements_text((${
@@ -218,7 +218,9 @@ async function insertEvents(
         json_array_elements_text((${
     jsonColumn(events.map((s) => s.link?.id ?? null))
   }::text)::json),
-        json_array_elements_text((${jsonColumn(events.map((s) => s.body))}::text)::json)
+        -- The envelopes as one JSON array of them, not of strings: nothing to escape here or
+        -- unescape there, and a json (not jsonb) element's text is the envelope's own.
+        json_array_elements((${`[${events.map((s) => s.body).join(",")}]`}::text)::json)
       ) with ordinality as t(event_id, client_id, type, name, occurred_at, link_id, body, ord)
     ), claimed as (
       insert into analytics_event_keys (environment_id, client_id, received_at)

@@ -1,6 +1,7 @@
 // What the link host does with a hit: which platform asks, whether it is a preview crawler, and
 // where to send it (CONTRACT.md, "The link host" and "Link domains and app association"). Views
 // are recorded by view_recorder.ts.
+import { LRUCache } from "lru-cache";
 import { appSchemeUrl, appStoreUrl, intentUrl, playStoreUrl } from "./apps.ts";
 import { type HostedLink, isHttpUrl, type Redirect } from "./links.ts";
 
@@ -45,10 +46,22 @@ export type LinkHit =
     auto: boolean;
   };
 
+/**
+ * Stored redirect URLs as a Location header takes them (what URL.href produces), or null for
+ * one the host does not follow. A pure function of the text, kept for the most recent URLs: a
+ * popular link's every hit would otherwise parse its URL twice.
+ */
+const normalisedUrls = new LRUCache<string, { href: string | null }>({ max: 10_000 });
+
 function redirectUrl(redirect: Redirect | null | undefined): string | null {
   const url = redirect?.url;
-  // Normalised again here: a Location header takes only what URL.href produces.
-  return typeof url === "string" && isHttpUrl(url) ? new URL(url).href : null;
+  if (typeof url !== "string") return null;
+  let normalised = normalisedUrls.get(url);
+  if (!normalised) {
+    normalised = { href: isHttpUrl(url) ? new URL(url).href : null };
+    normalisedUrls.set(url, normalised);
+  }
+  return normalised.href;
 }
 
 /**

@@ -85,3 +85,37 @@ Deno.test("a link-host view is a view event in the feed; the test environment's 
     assert.equal((e.link as { path: string } | undefined)?.path, path);
   }
 });
+
+Deno.test("envelopes are stored and served as serialised, escapes and all", async () => {
+  const p = await createProject(srv.url);
+  const token = await createFeedToken(srv.url, p.productionId);
+  const tricky = {
+    quote: 'say "hi" \\ back\\slash',
+    control: "tab\tnew\nline\u0001",
+    separators: "\u2028\u2029",
+    emoji: "🙂 Grüße 日本",
+    html: "</script><b>&amp;",
+  };
+  await ingest(srv.url, p.key, "production", [
+    { type: "custom", name: "tricky", occurred_at: occurredAt(), user: tricky },
+    { type: "install", occurred_at: occurredAt() },
+  ]);
+  const res = await call(srv.url, "GET", `/api/v1/projects/${p.productionId}/event_stream`, {
+    headers: { Authorization: `Bearer ${token.value}` },
+  });
+  assert.equal(res.status, 200, res.text);
+  const events = res.body.events as { user?: unknown }[];
+  assert.deepEqual(events[0]!.user, tricky);
+  // The served text is each envelope exactly as JSON.stringify wrote it: no whitespace added,
+  // no escape rewritten, in both tables.
+  const rows = await srv.sql<{ feed: string; history: string }[]>`
+    select f.body as feed, a.body as history
+    from feed_events f join analytics_events a on a.event_id = f.body::json->>'id'
+    where f.environment_id = ${Number(p.productionId)} order by f.seq`;
+  assert.equal(rows.length, 2);
+  for (const row of rows) {
+    assert.equal(row.feed, JSON.stringify(JSON.parse(row.feed)));
+    assert.equal(row.history, row.feed);
+    assert.ok(res.text.includes(row.feed));
+  }
+});
