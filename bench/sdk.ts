@@ -74,6 +74,32 @@ export async function sdkBenchmarks(db: BenchDatabase, seconds: number): Promise
       pass: lookup.ratio >= 0.85 && lookup.service.errors === 0,
     });
 
+    // The same lookup after a sustained load: the throughput of a pool that has served
+    // hundreds of thousands of queries (db/pool_queues.ts) against that of a fresh one.
+    const fresh = await wrk(`${service.url}/api/v1/sdk/link/${link.path}`, {
+      connections: 32,
+      seconds,
+      headers,
+    });
+    await wrk(`${service.url}/api/v1/sdk/link/${link.path}`, {
+      connections: 32,
+      seconds: seconds * 6,
+      headers,
+    });
+    const sustained = await wrk(`${service.url}/api/v1/sdk/link/${link.path}`, {
+      connections: 32,
+      seconds,
+      headers,
+    });
+    rows.push({
+      name: `link lookup after ${seconds * 7} s of load vs at its start (-c32)`,
+      figure: `${fmt(sustained.rps, 0)} req/s vs ${fmt(fresh.rps, 0)} = ${
+        fmt(sustained.rps / fresh.rps, 2)
+      }×`,
+      target: "≥ 0.85×: no decay",
+      pass: sustained.rps >= 0.85 * fresh.rps && sustained.errors === 0,
+    });
+
     const redirect = await compare(
       () =>
         wrk(`${service.url}/${link.path}`, {

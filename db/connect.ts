@@ -2,6 +2,7 @@ import postgres from "postgres";
 import type { Config } from "../config.ts";
 import { startEmbeddedPostgres } from "./embedded.ts";
 import { migrate } from "./migrate.ts";
+import { repairPoolQueues } from "./pool_queues.ts";
 
 export type Sql = postgres.Sql;
 /** What services take: the pool or a transaction, so callers can compose them in one transaction. */
@@ -20,11 +21,15 @@ export interface OpenOptions {
 }
 
 export function connect(url: string, max: number): Sql {
-  return postgres(url, {
+  const sql = postgres(url, {
     max,
     onnotice: () => {}, // PGlite sends DEBUG notices; PostgreSQL's NOTICEs are not for clients either
     connection: { application_name: "link-event-feed" },
   });
+  // In the background: a pool that cannot reach its database yet fails its own queries anyway,
+  // and one that is ended at once has nothing to repair (pool_queues.ts says what this is).
+  repairPoolQueues(sql).catch(() => {});
+  return sql;
 }
 
 /** Opens the configured database (or starts the embedded one) and applies migrations. */
