@@ -3,6 +3,7 @@
 // finding where a hot path's JavaScript time goes before optimising it.
 import { parseArgs } from "node:util";
 import { createLink } from "../services/links.ts";
+import { createProject } from "../services/projects.ts";
 import { benchDatabase, postJson, seedFeedPage, serveService, wrk } from "./lib.ts";
 
 const argv = Deno.args[0] === "--" ? Deno.args.slice(1) : Deno.args;
@@ -28,6 +29,30 @@ const feedQuery = (fields: string) =>
     query: `query($id: ID!) { eventFeed(projectId: $id, first: 1000) { ${fields} } }`,
     variables: { id: String(envId) },
   }));
+/**
+ * The metrics scenarios' project: 10,000 active links with counters, seeded as bench/sdk.ts
+ * seeds them (one created link, then 9,999 in one insert), in a project of their own.
+ */
+async function seedMetrics() {
+  const { project, projectKey } = await createProject(sql, { name: "metrics", enterprise: true });
+  const env = project.environments.production.project_id;
+  await createLink(sql, env, { title: "Bench link", tags: ["bench"], tracking_campaign: "spring" });
+  await sql`
+    with l as (
+      insert into links (environment_id, path, title, tags, tracking_campaign)
+      select ${env}, 'm' || g || substr(md5(g::text), 1, 8), 'Link ' || g, '["a","b"]', 'spring'
+      from generate_series(1, 9999) g
+      returning id
+    )
+    insert into link_counters (link_id, total_views, total_opens, total_installs, total_revenue)
+    select id, (random() * 100000)::int, (random() * 1000)::int, (random() * 100)::int,
+      (random() * 1000000)::int
+    from l
+  `;
+  await sql`analyze`;
+  return { "PROJECT-KEY": projectKey, "ENVIRONMENT": "production" };
+}
+const metricsHeaders = scenario.endsWith("-metrics") ? await seedMetrics() : {};
 const scenarios: Record<string, () => ReturnType<typeof wrk>> = {
   "graphql-link": () =>
     wrk(`${service.url}/graphql`, {
@@ -67,6 +92,26 @@ const scenarios: Record<string, () => ReturnType<typeof wrk>> = {
         purchase { transactionId version amount currency productId store } link { path title } } }
         pageInfo { endCursor hasNextPage }`,
       ),
+    }),
+  "rest-metrics": () =>
+    wrk(`${service.url}/api/v1/sdk/metrics_for_project`, {
+      connections: 1,
+      threads: 1,
+      seconds,
+      headers: metricsHeaders,
+    }),
+  // The query bench/sdk.ts sends.
+  "graphql-metrics": () =>
+    wrk(`${service.url}/graphql`, {
+      connections: 1,
+      threads: 1,
+      seconds,
+      headers: metricsHeaders,
+      lua: postJson(JSON.stringify({
+        query: `{ projectMetrics { id name path title active sdkGenerated tags
+              trackingCampaign totalViews totalOpens totalInstalls totalReinstalls totalTimeSpent
+              totalReactivations totalAppOpens totalUserReferred totalRevenue } }`,
+      })),
     }),
   "link-host": () =>
     wrk(`${service.url}/${redirecting.path}`, {

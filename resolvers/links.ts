@@ -1,7 +1,7 @@
 import { newLinkInput } from "../inputs/links.ts";
 import { ApiError } from "../services/errors.ts";
 import { accessPath, createLink, getLinkForSdkOrThrow } from "../services/links.ts";
-import { type LinkMetrics, projectMetricsJson } from "../services/metrics.ts";
+import { type LinkMetricsNode, projectMetricsForGraphQL } from "../services/metrics.ts";
 import { authenticateSdk, LINK_ENVIRONMENTS, METRICS_ENVIRONMENTS } from "../services/sdk_auth.ts";
 import type { GraphQLContext } from "./context.ts";
 import { camelPath, withGraphQLNames } from "./errors.ts";
@@ -40,9 +40,10 @@ export async function linkByPath(ctx: GraphQLContext, path: string): Promise<Lin
   }
 }
 
-export async function projectMetrics(ctx: GraphQLContext): Promise<LinkMetrics[]> {
+/** REST's metrics items under GraphQL's names: every LinkMetrics field is a property read. */
+export async function projectMetrics(ctx: GraphQLContext): Promise<LinkMetricsNode[]> {
   const environment = await authenticateSdk(ctx.deps.sql, ctx.sdk, METRICS_ENVIRONMENTS);
-  return JSON.parse((await projectMetricsJson(ctx.deps.sql, environment.id)).body);
+  return await projectMetricsForGraphQL(ctx.deps.sql, environment.id);
 }
 
 const redirect = (r: RedirectArg | null | undefined) =>

@@ -61,12 +61,13 @@ export function sdkRoutes(deps: AppDeps): Hono<AppEnv> {
       const etag = await projectMetricsEtag(sql, environment.id);
       if (etagMatches(cached, etag)) return c.body(null, 304, { ETag: etag, ...METRICS_CACHE });
     }
-    const { body, etag } = await projectMetricsJson(sql, environment.id);
-    return c.body(body, 200, {
-      "Content-Type": "application/json; charset=utf-8",
-      ETag: etag,
-      ...METRICS_CACHE,
-    });
+    // The body's bytes as PostgreSQL sent them, copied into the Response as it is constructed.
+    return await projectMetricsJson(sql, environment.id, (body, etag) =>
+      c.body(body, 200, {
+        "Content-Type": "application/json; charset=utf-8",
+        ETag: etag,
+        ...METRICS_CACHE,
+      }));
   });
 
   // POST /api/v1/sdk/events – ingest a batch of app events, all or nothing
