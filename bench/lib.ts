@@ -230,3 +230,24 @@ export async function seedFeedPage(sql: Sql) {
     auth: { Authorization: `Bearer ${token.value}` },
   };
 }
+
+/**
+ * 9,999 more active links with random counters in the environment (10,000 with its own bench
+ * link): what the metrics benchmarks and profiles read.
+ */
+export async function seedMetricsLinks(sql: Sql, environmentId: number): Promise<void> {
+  await sql`
+    with l as (
+      insert into links (environment_id, path, title, tags, tracking_campaign)
+      select ${environmentId}, 'm' || g || substr(md5(g::text), 1, 8), 'Link ' || g, '["a","b"]',
+        'spring'
+      from generate_series(1, 9999) g
+      returning id
+    )
+    insert into link_counters (link_id, total_views, total_opens, total_installs, total_revenue)
+    select id, (random() * 100000)::int, (random() * 1000)::int, (random() * 100)::int,
+      (random() * 1000000)::int
+    from l
+  `;
+  await sql`analyze`;
+}

@@ -4,7 +4,14 @@
 import { parseArgs } from "node:util";
 import { createLink } from "../services/links.ts";
 import { createProject } from "../services/projects.ts";
-import { benchDatabase, postJson, seedFeedPage, serveService, wrk } from "./lib.ts";
+import {
+  benchDatabase,
+  postJson,
+  seedFeedPage,
+  seedMetricsLinks,
+  serveService,
+  wrk,
+} from "./lib.ts";
 
 const argv = Deno.args[0] === "--" ? Deno.args.slice(1) : Deno.args;
 const { values, positionals } = parseArgs({
@@ -37,19 +44,7 @@ async function seedMetrics() {
   const { project, projectKey } = await createProject(sql, { name: "metrics", enterprise: true });
   const env = project.environments.production.project_id;
   await createLink(sql, env, { title: "Bench link", tags: ["bench"], tracking_campaign: "spring" });
-  await sql`
-    with l as (
-      insert into links (environment_id, path, title, tags, tracking_campaign)
-      select ${env}, 'm' || g || substr(md5(g::text), 1, 8), 'Link ' || g, '["a","b"]', 'spring'
-      from generate_series(1, 9999) g
-      returning id
-    )
-    insert into link_counters (link_id, total_views, total_opens, total_installs, total_revenue)
-    select id, (random() * 100000)::int, (random() * 1000)::int, (random() * 100)::int,
-      (random() * 1000000)::int
-    from l
-  `;
-  await sql`analyze`;
+  await seedMetricsLinks(sql, env);
   return { "PROJECT-KEY": projectKey, "ENVIRONMENT": "production" };
 }
 const metricsHeaders = scenario.endsWith("-metrics") ? await seedMetrics() : {};

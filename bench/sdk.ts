@@ -2,7 +2,16 @@
 // each against a bare Deno.serve + postgres.js handler running the same SQL in the same run.
 import { createLink } from "../services/links.ts";
 import { createProject } from "../services/projects.ts";
-import { type BenchDatabase, compare, fmt, postJson, serve, serveService, wrk } from "./lib.ts";
+import {
+  type BenchDatabase,
+  compare,
+  fmt,
+  postJson,
+  seedMetricsLinks,
+  serve,
+  serveService,
+  wrk,
+} from "./lib.ts";
 
 export interface Row {
   name: string;
@@ -121,19 +130,7 @@ export async function sdkBenchmarks(db: BenchDatabase, seconds: number): Promise
     });
 
     // Metrics: 10,000 active links with counters.
-    await sql`
-      with l as (
-        insert into links (environment_id, path, title, tags, tracking_campaign)
-        select ${envId}, 'm' || g || substr(md5(g::text), 1, 8), 'Link ' || g, '["a","b"]', 'spring'
-        from generate_series(1, 9999) g
-        returning id
-      )
-      insert into link_counters (link_id, total_views, total_opens, total_installs, total_revenue)
-      select id, (random() * 100000)::int, (random() * 1000)::int, (random() * 100)::int,
-        (random() * 1000000)::int
-      from l
-    `;
-    await sql`analyze`;
+    await seedMetricsLinks(sql, envId);
     const metrics = await compare(
       () =>
         wrk(`${service.url}/api/v1/sdk/metrics_for_project`, {
