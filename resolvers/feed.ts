@@ -1,3 +1,4 @@
+import { setImmediate } from "node:timers";
 import type { GraphQLResolveInfo } from "graphql";
 import { type FeedPage, readFeedPage } from "../services/feed.ts";
 import type { FeedPoint } from "../services/feed_cursor.ts";
@@ -80,7 +81,7 @@ export async function eventFeed(
   );
   const nodes = await feedEventNodes(
     ctx,
-    page.events.map((e) => e.body),
+    page.events,
     selectedFields(info, ["edges", "node", "link"]),
   );
   return {
@@ -91,26 +92,49 @@ export async function eventFeed(
 }
 
 /**
+ * Resolves once a query just issued has been written to its connection: postgres.js writes on
+ * a later turn of the event loop (setImmediate), after the microtasks that hand the query to a
+ * connection, so two turns are waited.
+ */
+const querySent = () =>
+  new Promise((resolve) => setImmediate(resolve)).then(() =>
+    new Promise((resolve) => setImmediate(resolve))
+  );
+
+/**
  * Stored envelopes as FeedEvent nodes, each parsed once, and, when the query selects `link`
- * (`linkSelection`: the names of its fields), every link of the page in one query that reads
- * only the columns those fields need. Absent or deleted links are null.
+ * (`linkSelection`: the names of its fields), the page's links in one query that reads only the
+ * columns those fields need. The query starts before the parsing, from the link ids stored
+ * beside the envelopes, so PostgreSQL reads while JavaScript parses; an envelope whose id was
+ * not stored (captured before that column) has its link read once the parsing is done. Absent
+ * or deleted links are null.
  */
 export async function feedEventNodes(
   ctx: GraphQLContext,
-  bodies: readonly string[],
+  events: readonly { body: string; linkId?: number | null }[],
   linkSelection: ReadonlySet<string> | null,
 ): Promise<FeedEventNode[]> {
-  const envelopes = bodies.map((b) => JSON.parse(b) as FeedEnvelope);
+  const fields = linkSelection ? linkFields(linkSelection) : [];
+  const readLinks = (ids: Set<number>) =>
+    ids.size === 0 ? Promise.resolve([]) : listLinksByIds(
+      ctx.deps.sql,
+      [...ids],
+      linkColumns(fields),
+    );
+  const stored = new Set<number>();
+  if (linkSelection) { for (const e of events) if (e.linkId != null) stored.add(e.linkId); }
+  const reading = readLinks(stored);
+  // A failed read is awaited below; this only keeps it from counting as unhandled meanwhile.
+  reading.catch(() => {});
+  if (stored.size > 0) await querySent();
+  const envelopes = events.map((e) => JSON.parse(e.body) as FeedEnvelope);
   const links = new Map<number, LinkNode>();
   if (linkSelection) {
-    const ids = new Set<number>();
-    for (const e of envelopes) if (e.link) ids.add(e.link.id);
-    if (ids.size > 0) {
-      const { sql, config } = ctx.deps;
-      const fields = linkFields(linkSelection);
-      for (const row of await listLinksByIds(sql, [...ids], linkColumns(fields))) {
-        links.set(row.id, linkNode(row, config.linkBaseUrl, fields));
-      }
+    const missing = new Set<number>();
+    for (const e of envelopes) if (e.link && !stored.has(e.link.id)) missing.add(e.link.id);
+    const { config } = ctx.deps;
+    for (const row of [...await reading, ...await readLinks(missing)]) {
+      links.set(row.id, linkNode(row, config.linkBaseUrl, fields));
     }
   }
   return envelopes.map((e) => feedEventNode(e, e.link ? links.get(e.link.id) ?? null : null));

@@ -37,7 +37,7 @@ export async function subscribeEventFeed(
   const edges = (async function* () {
     try {
       for await (const page of stream.pages) {
-        const nodes = await feedEventNodes(ctx, page.map((e) => e.body), linkSelection);
+        const nodes = await feedEventNodes(ctx, page, linkSelection);
         for (let i = 0; i < page.length; i++) yield { node: nodes[i]!, cursor: page[i]!.cursor };
       }
     } finally {

@@ -247,8 +247,8 @@ async function insertEvents(
       ${capturingEnvironment(db, environmentId)}
     ), captured as (
       -- In the batch's order: seq follows it.
-      insert into feed_events (environment_id, type, received_at, body)
-      select capturing.id, b.type, ${receivedAt}, b.body
+      insert into feed_events (environment_id, type, received_at, body, link_id)
+      select capturing.id, b.type, ${receivedAt}, b.body, b.link_id
       from capturing cross join batch b
       where b.event_id in (select event_id from inserted)
       order by b.ord

@@ -61,6 +61,8 @@ export type FeedAdmission = (tx: Db, reader: FeedReader) => Promise<void>;
 /** One captured event: its envelope exactly as stored, and its place in the feed. */
 export interface FeedPageEvent extends FeedPoint {
   body: string;
+  /** The attributed link's id, as in the envelope; null without one (or if captured before it). */
+  linkId: number | null;
 }
 
 export interface FeedPage {
@@ -231,12 +233,14 @@ interface PageRow {
   xid: string | null;
   seq: string | null;
   body: string | null;
+  link_id: number | null;
 }
 
 interface EventRow {
   xid: string;
   seq: string;
   body: string;
+  link_id: number | null;
 }
 
 /** Pages go by (xid, seq); selectEnvironmentPage says why none is ever skipped. */
@@ -370,10 +374,10 @@ export async function selectEnvironmentPage(
   const found = types.length === 0
     ? await db<PageRow[]>`
       select e.epoch, e.horizon::text, e.pending::text, page.xid::text, page.seq::text,
-        page.body
+        page.body, page.link_id
       from (${head}) e
       left join lateral (
-        select xid, seq, body from feed_events
+        select xid, seq, body, link_id from feed_events
         where environment_id = ${environmentId}
           and (xid, seq) > (e.after_xid, e.after_seq)
           and xid < e.horizon
@@ -384,13 +388,13 @@ export async function selectEnvironmentPage(
     `
     : await db<PageRow[]>`
       select e.epoch, e.horizon::text, e.pending::text, page.xid::text, page.seq::text,
-        page.body
+        page.body, page.link_id
       from (${head}) e
       left join lateral (
-        select typed.xid, typed.seq, typed.body
+        select typed.xid, typed.seq, typed.body, typed.link_id
         from unnest(${types}::text[]) as t(type)
           cross join lateral (
-            select f.xid, f.seq, f.body from feed_events f
+            select f.xid, f.seq, f.body, f.link_id from feed_events f
             where f.environment_id = ${environmentId} and f.type = t.type
               and (f.xid, f.seq) > (e.after_xid, e.after_seq)
               and f.xid < e.horizon
@@ -406,7 +410,12 @@ export async function selectEnvironmentPage(
   return {
     epoch: found[0]?.epoch ?? "",
     head: found[0]?.horizon ? { xid: found[0].horizon, seq: "0" } : FEED_START,
-    events: rows.slice(0, query.limit).map((r) => ({ xid: r.xid, seq: r.seq, body: r.body })),
+    events: rows.slice(0, query.limit).map((r) => ({
+      xid: r.xid,
+      seq: r.seq,
+      body: r.body,
+      linkId: r.link_id,
+    })),
     hasMore: rows.length > query.limit,
     pendingXid: found[0]?.pending ?? null,
   };

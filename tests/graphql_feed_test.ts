@@ -438,3 +438,41 @@ Deno.test("a feed page's link reads only the selected fields' columns, each the 
     assert.deepEqual(await read(`__typename ${sub}`), { __typename: "Link", [field]: full[field] });
   }
 });
+
+Deno.test("links of events captured before their ids were stored beside them are read too", async () => {
+  const counted = countingSql(srv.db.pool());
+  const app = serveApp(srv.db, { clock: srv.clock, sql: counted.sql });
+  try {
+    const { p, auth } = await setUp();
+    const [a, b] = [
+      await createLink(srv.sql, p.productionId, { title: "Stored id" }),
+      await createLink(srv.sql, p.productionId, { title: "Older event" }),
+    ];
+    const at = srv.clock.now().toISOString();
+    await ingest(p.key, "production", [
+      { type: "open", occurred_at: at, link_path: a!.path },
+      { type: "open", occurred_at: at, link_path: b!.path },
+    ]);
+    const stored = await srv.sql<{ link_id: number | null }[]>`
+      select link_id from feed_events where environment_id = ${Number(p.productionId)}
+      order by xid, seq`;
+    assert.deepEqual(stored.map((r) => r.link_id), [a!.id, b!.id]);
+    // As migration 00010 leaves the events captured before it.
+    await srv.sql`update feed_events set link_id = null
+      where environment_id = ${Number(p.productionId)} and link_id = ${b!.id}`;
+    counted.queries.length = 0;
+    const r = await gql(
+      app.url,
+      `query($id: ID!) { eventFeed(projectId: $id) { edges { node { link { title } } } } }`,
+      { headers: auth, variables: { id: p.productionId } },
+    );
+    assert.equal(r.errors, undefined, JSON.stringify(r.errors));
+    assert.deepEqual(r.data.eventFeed.edges.map((e: Json) => e.node.link.title), [
+      "Stored id",
+      "Older event",
+    ]);
+    assert.equal(counted.queries.filter((q) => /from links/i.test(q)).length, 2);
+  } finally {
+    await app.close();
+  }
+});
