@@ -3,41 +3,16 @@
 // from where it stood, and a destination continues from its place.
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
-import { fileURLToPath } from "node:url";
 import postgres from "postgres";
-import shift from "postgres-shift";
 import { migrate } from "../db/migrate.ts";
 import { systemClock } from "../services/clock.ts";
 import { sealMigratedSecrets } from "../services/delivery.ts";
 import { createFeedToken } from "../services/feed_tokens.ts";
 import { createProject } from "../services/projects.ts";
-import { createTestDatabase } from "./helpers/database.ts";
+import { createTestDatabase, migrateUpTo } from "./helpers/database.ts";
 import { capture, envelope, readOk } from "./helpers/feed.ts";
 import { deliveryWorker, eventsOf, startReceiver } from "./helpers/receiver.ts";
 import { CURSOR_SECRET, serveApp } from "./helpers/server.ts";
-
-const MIGRATIONS = fileURLToPath(new URL("../db/migrations", import.meta.url));
-
-/** Applies the migrations before `stop` only, as a database of an earlier version has them. */
-async function migrateBefore(url: string, stop: string): Promise<void> {
-  const dir = await Deno.makeTempDir();
-  for await (const entry of Deno.readDir(MIGRATIONS)) {
-    if (entry.name < stop) {
-      await Deno.mkdir(`${dir}/${entry.name}`);
-      await Deno.copyFile(
-        `${MIGRATIONS}/${entry.name}/index.sql`,
-        `${dir}/${entry.name}/index.sql`,
-      );
-    }
-  }
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
-  try {
-    await shift({ sql, path: dir });
-  } finally {
-    await sql.end();
-    await Deno.remove(dir, { recursive: true });
-  }
-}
 
 /** A cursor as the earlier version issued it: `v1`, [environment, epoch, seq, filter]. */
 function v1Cursor(value: unknown[]): string {
@@ -50,7 +25,7 @@ Deno.test("migration 00008 keeps the feed's order, v1 cursors and destinations' 
   const receiver = startReceiver(() => new Response(null, { status: 204 }));
   const srv = { close: () => Promise.resolve() };
   try {
-    await migrateBefore(db.url, "00008");
+    await migrateUpTo(db.url, 7);
     // Its own connection, closed before migrating: the embedded database serves one at a time.
     const old = postgres(db.url, { max: 1, onnotice: () => {} });
     const { project } = await createProject(old, { name: "Upgraded", enterprise: true });
