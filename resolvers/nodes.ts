@@ -88,32 +88,6 @@ const LINK_FIELDS: {
 
 const ALL_LINK_FIELDS = Object.keys(LINK_FIELDS) as LinkField[];
 
-/** Every field at once, as one object literal (link(path) builds one per request). */
-function fullLinkNode(row: LinkRow, linkBaseUrl: string): LinkNode {
-  const value = <K extends LinkField>(field: K) => LINK_FIELDS[field].value(row, linkBaseUrl);
-  return {
-    id: value("id"),
-    title: value("title"),
-    subtitle: value("subtitle"),
-    path: value("path"),
-    accessPath: value("accessPath"),
-    updatedAt: value("updatedAt"),
-    generatedFromPlatform: value("generatedFromPlatform"),
-    data: value("data"),
-    sdkGenerated: value("sdkGenerated"),
-    tags: value("tags"),
-    active: value("active"),
-    trackingCampaign: value("trackingCampaign"),
-    trackingSource: value("trackingSource"),
-    trackingMedium: value("trackingMedium"),
-    showPreview: value("showPreview"),
-    image: value("image"),
-    iosCustomRedirect: value("iosCustomRedirect"),
-    androidCustomRedirect: value("androidCustomRedirect"),
-    desktopCustomRedirect: value("desktopCustomRedirect"),
-  };
-}
-
 /** The Link fields among these GraphQL field names (`__typename` and the like are not). */
 export function linkFields(names: Iterable<string>): LinkField[] {
   return [...names].filter((n): n is LinkField => Object.hasOwn(LINK_FIELDS, n));
@@ -135,7 +109,6 @@ export function linkNode(
   linkBaseUrl: string,
   fields: readonly LinkField[] = ALL_LINK_FIELDS,
 ): LinkNode {
-  if (fields === ALL_LINK_FIELDS) return fullLinkNode(row, linkBaseUrl);
   const node: Partial<Record<LinkField, unknown>> = {};
   for (const field of fields) node[field] = LINK_FIELDS[field].value(row, linkBaseUrl);
   return node as LinkNode;
