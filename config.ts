@@ -1,5 +1,6 @@
 // The one place that reads the environment. Everything else receives a resolved Config.
 import { z } from "zod";
+import { MAX_SECRET_LENGTH } from "./services/secrets.ts";
 
 export interface Config {
   port: number;
@@ -52,7 +53,8 @@ const envSchema = z.object({
   DATA_DIR: z.preprocess(blankToUndefined, z.string().default("./data")),
   ADMIN_TOKEN: z.preprocess(
     blankToUndefined,
-    z.string().min(16, "must be at least 16 characters").optional(),
+    z.string().min(16, "must be at least 16 characters")
+      .max(MAX_SECRET_LENGTH, `must be at most ${MAX_SECRET_LENGTH} characters`).optional(),
   ),
   CURSOR_SECRET: z.preprocess(
     blankToUndefined,

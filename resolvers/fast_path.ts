@@ -7,8 +7,9 @@
 // that does not parse or validate, a subscription — returns null and takes Yoga's full path, so
 // its answers are exactly Yoga's.
 import { type DocumentNode, getOperationAST } from "graphql";
-import { LRUCache } from "lru-cache";
 import { type FetchAPI, processRegularResult, type YogaServerInstance } from "graphql-yoga";
+import type { ByteCache } from "../services/byte_cache.ts";
+import { documentCache, documentFits } from "./document_limit.ts";
 
 /** The request parameters Yoga accepts; any other key is Yoga's to refuse. */
 const PARAM_KEYS: ReadonlySet<string> = new Set([
@@ -74,10 +75,10 @@ export function createFastPath<TServerContext extends object>(
    * Documents that parsed and validated, by their text. Validation depends only on the
    * document and this instance's rules, which are fixed for its life (armor's limits, the
    * introspection switch), so a document valid once stays valid. Yoga's own caches still pay
-   * for a key of every rule's name on each request; this skips the hooks altogether. Bounded:
-   * the least recently used entry goes when it is full.
+   * for a key of every rule's name on each request; this skips the hooks altogether. Bounded
+   * in bytes: the least recently used entries go when it is full.
    */
-  const validDocuments = new LRUCache<string, DocumentNode>({ max: 1000 });
+  const validDocuments = documentCache("graphql valid documents", 4 * 1024 * 1024);
   return (request, body, serverContext) =>
     serve(yoga, validDocuments, request, body, serverContext);
 }
@@ -85,13 +86,14 @@ export function createFastPath<TServerContext extends object>(
 async function serve<TServerContext extends object>(
   // deno-lint-ignore no-explicit-any
   yoga: YogaServerInstance<TServerContext, any>,
-  validDocuments: LRUCache<string, DocumentNode>,
+  validDocuments: ByteCache<string, DocumentNode>,
   request: Request,
   body: string,
   serverContext: TServerContext,
 ): Promise<Response | null> {
   const params = eligibleParams(request, body);
-  if (!params) return null;
+  // An oversized document is Yoga's to refuse (useDocumentLimit), before any cache sees it.
+  if (!params || !documentFits(params.query)) return null;
   const enveloped = yoga.getEnveloped({ ...serverContext, request, params });
   let document = validDocuments.get(params.query);
   if (!document) {

@@ -11,6 +11,7 @@ import { describeError } from "../services/log.ts";
 import { createContext, type GraphQLContext } from "./context.ts";
 import { classifyResolverError, maskError } from "./errors.ts";
 import { createFastPath } from "./fast_path.ts";
+import { documentCache, parseErrorCache, useDocumentLimit } from "./document_limit.ts";
 
 /** What the HTTP layer passes per request; Yoga merges it into the context. */
 export interface ServerContext {
@@ -27,6 +28,8 @@ function queriesOnly(plugin: Plugin): Plugin {
 
 export function createGraphQLHandler(deps: AppDeps): GraphQLHandler {
   const plugins: Plugin[] = [
+    // First: an oversized document is refused before it is parsed, counted or cached.
+    useDocumentLimit(),
     // Compiled execution: a 1000-event page is ~6,000 field resolutions, where graphql-js's
     // interpreter spends most of the request's time.
     // Queries and mutations only: graphql-jit's compiled subscribe hands a subscription
@@ -84,6 +87,12 @@ export function createGraphQLHandler(deps: AppDeps): GraphQLHandler {
     // rest/middleware.ts limits every body to 1 MiB already; Yoga's own limiter would wrap
     // the body in another stream (13% of a small query's time).
     maxRequestBodySize: false,
+    // Yoga's caches of parsed documents and parse errors, keyed by the document's text: bounded
+    // in bytes, as every cache that requests without credentials can fill.
+    parserAndValidationCache: {
+      documentCache: documentCache("graphql documents", 4 * 1024 * 1024),
+      errorCache: parseErrorCache(1024 * 1024),
+    },
     plugins,
     context: ({ request, requestId }) => createContext(request, deps, requestId),
   });

@@ -3,7 +3,7 @@ import type { Db } from "../db/connect.ts";
 import { ApiError } from "./errors.ts";
 import { FEED_TOKEN_PREFIX } from "./feed_tokens.ts";
 import { assertEnterprise, parseEnvironmentId } from "./projects.ts";
-import { hashSecret } from "./secrets.ts";
+import { hashSecret, plausibleSecret } from "./secrets.ts";
 
 /** An active feed token and what it reads. */
 export interface FeedReader {
@@ -22,7 +22,9 @@ export async function authenticateFeedToken(
   token: string | null | undefined,
 ): Promise<FeedReader> {
   if (!token) throw new ApiError("unauthorized", "Authorization: Bearer <feed token> is missing");
-  const [row] = !token.startsWith(FEED_TOKEN_PREFIX) ? [] : await db<FeedReader[]>`
+  const [row] = !token.startsWith(FEED_TOKEN_PREFIX) || !plausibleSecret(token)
+    ? []
+    : await db<FeedReader[]>`
     select t.id as "tokenId", t.environment_id as "environmentId", p.enterprise
     from feed_tokens t
       join environments e on e.id = t.environment_id

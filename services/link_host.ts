@@ -1,7 +1,7 @@
 // What the link host does with a hit: which platform asks, whether it is a preview crawler, and
 // where to send it (CONTRACT.md, "The link host" and "Link domains and app association"). Views
 // are recorded by view_recorder.ts.
-import { LRUCache } from "lru-cache";
+import { ByteCache, stringBytes } from "./byte_cache.ts";
 import { appSchemeUrl, appStoreUrl, intentUrl, playStoreUrl } from "./apps.ts";
 import { type HostedLink, isHttpUrl, type Redirect } from "./links.ts";
 
@@ -51,7 +51,11 @@ export type LinkHit =
  * one the host does not follow. A pure function of the text, kept for the most recent URLs: a
  * popular link's every hit would otherwise parse its URL twice.
  */
-const normalisedUrls = new LRUCache<string, { href: string | null }>({ max: 10_000 });
+const normalisedUrls = new ByteCache<string, { href: string | null }>({
+  name: "link host redirect URLs",
+  maxBytes: 4 * 1024 * 1024,
+  sizeOf: ({ href }, url) => stringBytes(url.length) + stringBytes(href?.length ?? 0) + 64,
+});
 
 function redirectUrl(redirect: Redirect | null | undefined): string | null {
   const url = redirect?.url;

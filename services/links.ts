@@ -2,7 +2,7 @@ import type { Db, Sql } from "../db/connect.ts";
 import { isUniqueViolation, notFound } from "./errors.ts";
 import { authenticateSdk, LINK_ENVIRONMENTS, type SdkHeaders } from "./sdk_auth.ts";
 import { createLinkCounters } from "./link_counters.ts";
-import { hashSecret } from "./secrets.ts";
+import { hashSecret, plausibleSecret } from "./secrets.ts";
 import { getEnvironmentOrThrow, wrongProjectKey } from "./projects.ts";
 import { type Apps, type LinkHost, servedOnHost } from "./apps.ts";
 
@@ -228,7 +228,7 @@ export async function getLinkForSdkOrThrow(
   path: string,
 ): Promise<LinkRow> {
   const kind = headers.environment == null ? undefined : LINK_ENVIRONMENTS.get(headers.environment);
-  if (!headers.projectKey || kind === undefined || !isLinkPath(path)) {
+  if (!plausibleSecret(headers.projectKey) || kind === undefined || !isLinkPath(path)) {
     const environment = await authenticateSdk(db, headers, LINK_ENVIRONMENTS);
     return await getLinkByPathOrThrow(db, environment.id, path);
   }

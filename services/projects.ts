@@ -2,7 +2,7 @@ import type { Db, Sql } from "../db/connect.ts";
 import type { Apps } from "./apps.ts";
 import { ApiError, isUniqueViolation, notFound } from "./errors.ts";
 import { projectHashid } from "./hashids.ts";
-import { hashSecret, randomToken } from "./secrets.ts";
+import { hashSecret, plausibleSecret, randomToken } from "./secrets.ts";
 
 export type EnvironmentKind = "production" | "test";
 
@@ -206,6 +206,7 @@ export async function authenticateProjectKey(
   if (!projectKey) {
     throw new ApiError("unauthorized", "PROJECT-KEY header is missing");
   }
+  if (!plausibleSecret(projectKey)) throw wrongProjectKey();
   // The lookup goes by digest, so the comparison never touches the key itself.
   const [row] = await db<Environment[]>`
     select e.id, e.kind, p.id as "projectId", p.hashid, p.enterprise
