@@ -113,6 +113,7 @@ const scenarios: Record<string, () => ReturnType<typeof wrk>> = {
       connections: 32,
       seconds,
       headers: { "User-Agent": "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)" },
+      expect: { status: 302 },
     }),
 };
 const result = await scenarios[scenario]!();
