@@ -22,8 +22,9 @@ export interface Config {
   destinationsAllowPrivate: boolean;
   /**
    * Behind one reverse proxy: the dashboard then takes the scheme from X-Forwarded-Proto (for
-   * its cookie's Secure flag) and the client address from X-Forwarded-For's last entry (for its
-   * sign-in limit). Off, both come from the connection itself.
+   * its cookie's Secure flag) and the client address from X-Forwarded-For's last entry (for the
+   * limit on wrong admin tokens, services/admin_token_limit.ts). Off, both come from the
+   * connection itself.
    */
   trustProxy: boolean;
 }

@@ -8,6 +8,7 @@ import { renderSVG } from "uqr";
 import { z } from "zod";
 import { chartQuery, listQuery } from "../inputs/dashboard.ts";
 import { text } from "../inputs/common.ts";
+import { clientAddress } from "../inputs/headers.ts";
 import {
   createDashboardLink,
   getDashboardLink,
@@ -48,7 +49,6 @@ import { RevokeTokenPage, TokensPage } from "./pages/tokens.tsx";
 import {
   BASE,
   clearSessionCookie,
-  clientAddress,
   type DashboardEnv,
   isCrossSite,
   requireSameSiteForm,
@@ -99,14 +99,14 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
     return page(c, <SignInPage expired={c.req.query("expired") === "1"} />);
   });
 
-  // POST /dashboard/sign-in – admin token in, session cookie out; rate limited per address
+  // POST /dashboard/sign-in – admin token in, session cookie out; under the admin-token limit
   app.post("/sign-in", async (c) => {
     if (isCrossSite(c)) return c.text("This request came from another site and was refused.", 403);
     const form = await c.req.parseBody();
     try {
       const s = await signIn(sql, clock, {
         adminToken: formText(form, "token").trim(),
-        address: clientAddress(c, config),
+        address: clientAddress(c, config.trustProxy),
         adminTokenHash: deps.adminTokenHash,
       });
       setSessionCookie(c, s.token, config);
@@ -115,7 +115,7 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
       if (!(err instanceof ApiError)) throw err;
       if (err.retryAfter !== undefined) c.header("Retry-After", String(err.retryAfter));
       const message = err.code === "rate_limited"
-        ? `Too many wrong tokens from your address. Try again in ${
+        ? `Too many wrong tokens were tried. Try again in ${
           Math.ceil((err.retryAfter ?? 60) / 60)
         } minutes.`
         : "That is not this instance's admin token.";

@@ -1,6 +1,5 @@
 import { Hono } from "hono";
 import type { MiddlewareHandler } from "hono";
-import { ApiError } from "../services/errors.ts";
 import { createFeedToken, listFeedTokens, revokeFeedToken } from "../services/feed_tokens.ts";
 import { setLinkActive, toLink } from "../services/links.ts";
 import {
@@ -9,8 +8,8 @@ import {
   regenerateProjectKey,
   updateProject,
 } from "../services/projects.ts";
-import { secretMatches } from "../services/secrets.ts";
-import { bearerToken } from "../inputs/headers.ts";
+import { checkAdminToken } from "../services/admin_token_limit.ts";
+import { bearerToken, clientAddress } from "../inputs/headers.ts";
 import { readBody } from "./body.ts";
 import {
   createProjectBody,
@@ -21,12 +20,16 @@ import {
 import type { AppDeps } from "../services/deps.ts";
 import type { AppEnv } from "./deps.ts";
 
-export function adminAuth(adminTokenHash: string): MiddlewareHandler<AppEnv> {
+/**
+ * The admin routes' guard: the bearer token goes through the one admin-token check, whose limit
+ * it shares with the dashboard's sign-in (401 missing or wrong, 503 rate_limited when limited).
+ */
+export function adminAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
-    const token = bearerToken(c.req.header("Authorization"));
-    if (!token || !secretMatches(token, adminTokenHash)) {
-      throw new ApiError("unauthorized", "admin token missing or wrong");
-    }
+    await checkAdminToken(deps.sql, deps.clock, deps.adminTokenHash, {
+      presented: bearerToken(c.req.header("Authorization")),
+      address: clientAddress(c, deps.config.trustProxy),
+    });
     await next();
   };
 }
@@ -37,7 +40,7 @@ export function adminRoutes(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
   // Per route rather than app.use("*"): mounted under /api/v1, a wildcard would also guard the
   // SDK and feed routes there.
-  const auth = adminAuth(deps.adminTokenHash);
+  const auth = adminAuth(deps);
 
   // POST /api/v1/admin/projects – create a project with both environments; the key is shown once
   app.post("/admin/projects", auth, async (c) => {

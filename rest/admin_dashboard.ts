@@ -16,7 +16,7 @@ import type { AppEnv } from "./deps.ts";
 export function adminDashboardRoutes(deps: AppDeps): Hono<AppEnv> {
   const { sql, config } = deps;
   const app = new Hono<AppEnv>();
-  const auth = adminAuth(deps.adminTokenHash);
+  const auth = adminAuth(deps);
   const withCounters = (row: DashboardLinkRow) => ({
     ...toLink(row, config.linkBaseUrl),
     counters: row.counters,

@@ -19,7 +19,7 @@ import type { AppEnv } from "./deps.ts";
 export function destinationRoutes(deps: AppDeps): Hono<AppEnv> {
   const { sql, clock } = deps;
   const app = new Hono<AppEnv>();
-  const auth = adminAuth(deps.adminTokenHash);
+  const auth = adminAuth(deps);
   const destinationDeps: DestinationDeps = {
     clock,
     cursorSecret: deps.cursorSecret,

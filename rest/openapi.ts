@@ -48,7 +48,22 @@ const sdkSecurity = [{ projectKey: [] }];
 const adminSecurity = [{ adminToken: [] }];
 /** Public routes (operations, the link host) say so explicitly. */
 const publicRoute: never[] = [];
-const adminUnauthorized = error("Admin token missing or wrong");
+/** Every admin route's refusals: the admin-token check and its limit on wrong tokens. */
+const adminRefusals = {
+  401: error("Admin token missing or wrong"),
+  503: {
+    ...error(
+      "Too many wrong admin tokens from this address or on this instance (rate_limited), " +
+        "or the database is unreachable",
+    ),
+    headers: {
+      "Retry-After": {
+        description: "With rate_limited: seconds until an attempt is accepted again",
+        schema: { type: "integer", minimum: 1 },
+      },
+    },
+  },
+};
 /** The only 4xx a route without input can give: the HTTP server refuses the request itself. */
 const malformedRequest = { $ref: "#/components/responses/MalformedRequest" };
 const eventTypesParam = {
@@ -235,7 +250,7 @@ export const OPENAPI_DOCUMENT = {
             properties: { projects: { type: "array", items: ref("Project") } },
           }),
           400: error("Invalid q"),
-          401: adminUnauthorized,
+          ...adminRefusals,
         },
       },
       post: {
@@ -246,7 +261,7 @@ export const OPENAPI_DOCUMENT = {
         responses: {
           201: ok("Created", object({ project: ref("Project") })),
           400: error("Invalid body"),
-          401: adminUnauthorized,
+          ...adminRefusals,
         },
       },
     },
@@ -258,7 +273,7 @@ export const OPENAPI_DOCUMENT = {
         parameters: [pathParam("hashid")],
         responses: {
           200: ok("The project", object({ project: ref("Project") })),
-          401: adminUnauthorized,
+          ...adminRefusals,
           404: error("No such project"),
         },
       },
@@ -274,7 +289,7 @@ export const OPENAPI_DOCUMENT = {
         responses: {
           200: ok("The project", object({ project: ref("Project") })),
           400: error("Invalid body"),
-          401: adminUnauthorized,
+          ...adminRefusals,
           404: error("No such project"),
         },
       },
@@ -290,7 +305,7 @@ export const OPENAPI_DOCUMENT = {
             type: "object",
             properties: { project_key: { type: "string" } },
           }),
-          401: adminUnauthorized,
+          ...adminRefusals,
           404: error("No such project"),
         },
       },
@@ -305,7 +320,7 @@ export const OPENAPI_DOCUMENT = {
         responses: {
           201: ok("Created", object({ token: ref("CreatedFeedToken") })),
           400: error("Invalid body"),
-          401: adminUnauthorized,
+          ...adminRefusals,
           402: error("No Enterprise access"),
           404: error("No such project_id"),
         },
@@ -317,7 +332,7 @@ export const OPENAPI_DOCUMENT = {
         parameters: [projectId],
         responses: {
           200: ok("Tokens", object({ tokens: { type: "array", items: ref("FeedToken") } })),
-          401: adminUnauthorized,
+          ...adminRefusals,
           404: error("No such project_id"),
         },
       },
@@ -330,7 +345,7 @@ export const OPENAPI_DOCUMENT = {
         parameters: [projectId, pathParam("token_id", { type: "integer" })],
         responses: {
           204: { description: "Revoked" },
-          401: adminUnauthorized,
+          ...adminRefusals,
           404: error("No such token"),
         },
       },
@@ -357,7 +372,7 @@ export const OPENAPI_DOCUMENT = {
             },
           }),
           400: error("Invalid body, unknown event type or refused address"),
-          401: adminUnauthorized,
+          ...adminRefusals,
           404: error("No such project_id"),
         },
       },
@@ -371,7 +386,7 @@ export const OPENAPI_DOCUMENT = {
             type: "object",
             properties: { destinations: { type: "array", items: ref("Destination") } },
           }),
-          401: adminUnauthorized,
+          ...adminRefusals,
           404: error("No such project_id"),
         },
       },
@@ -389,7 +404,7 @@ export const OPENAPI_DOCUMENT = {
             properties: { destination: ref("Destination") },
           }),
           400: error("Invalid body"),
-          401: adminUnauthorized,
+          ...adminRefusals,
           404: error("No such destination"),
         },
       },
@@ -400,7 +415,7 @@ export const OPENAPI_DOCUMENT = {
         parameters: [projectId, pathParam("destination_id", { type: "integer" })],
         responses: {
           204: { description: "Deleted" },
-          401: adminUnauthorized,
+          ...adminRefusals,
           404: error("No such destination"),
         },
       },
@@ -416,7 +431,7 @@ export const OPENAPI_DOCUMENT = {
             type: "object",
             properties: { secret: { type: "string", description: "whsec_…, shown once" } },
           }),
-          401: adminUnauthorized,
+          ...adminRefusals,
           404: error("No such destination"),
         },
       },
@@ -436,7 +451,7 @@ export const OPENAPI_DOCUMENT = {
               duration_ms: { type: "integer" },
             },
           }),
-          401: adminUnauthorized,
+          ...adminRefusals,
           404: error("No such destination"),
         },
       },
@@ -451,7 +466,7 @@ export const OPENAPI_DOCUMENT = {
         responses: {
           200: ok("The link", object({ link: ref("Link") })),
           400: error("Invalid body"),
-          401: adminUnauthorized,
+          ...adminRefusals,
           404: error("No such link"),
         },
       },
@@ -485,7 +500,7 @@ export const OPENAPI_DOCUMENT = {
             },
           }),
           400: error("Invalid q or page"),
-          401: adminUnauthorized,
+          ...adminRefusals,
           404: error("No such project_id"),
         },
       },
@@ -500,7 +515,7 @@ export const OPENAPI_DOCUMENT = {
         responses: {
           201: ok("The link", object({ link: ref("Link") })),
           400: error("Invalid body"),
-          401: adminUnauthorized,
+          ...adminRefusals,
           404: error("No such project_id"),
         },
       },
@@ -537,7 +552,7 @@ export const OPENAPI_DOCUMENT = {
             },
           }),
           400: error("Invalid days"),
-          401: adminUnauthorized,
+          ...adminRefusals,
           404: error("No such project_id"),
         },
       },
@@ -574,7 +589,7 @@ export const OPENAPI_DOCUMENT = {
             },
           },
           400: error("Bad from/to or event type"),
-          401: adminUnauthorized,
+          ...adminRefusals,
           404: error("No such project_id"),
         },
       },

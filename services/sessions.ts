@@ -4,9 +4,8 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Sql } from "../db/connect.ts";
 import type { Clock } from "./clock.ts";
-import { ApiError } from "./errors.ts";
-import { hashSecret, randomToken, secretMatches } from "./secrets.ts";
-import { recordSignInFailure, signInRetryAfter } from "./signin_limit.ts";
+import { checkAdminToken } from "./admin_token_limit.ts";
+import { hashSecret, randomToken } from "./secrets.ts";
 
 export const SESSION_IDLE_MS = 12 * 60 * 60_000;
 
@@ -17,22 +16,23 @@ export interface Session {
   csrfToken: string;
 }
 
-/** Signs in with the admin token from `address`; refused attempts count towards its limit. */
+/**
+ * Signs in with the admin token from `address`, through the one admin-token check and its limit
+ * (services/admin_token_limit.ts): a wrong token counts there, and a limited address or
+ * instance is refused (rate_limited) whatever it presents.
+ */
 export async function signIn(
   sql: Sql,
   clock: Clock,
   input: { adminToken: string; address: string; adminTokenHash: string },
 ): Promise<Session> {
+  await checkAdminToken(sql, clock, input.adminTokenHash, {
+    presented: input.adminToken || null,
+    address: input.address,
+  });
   const now = clock.now();
-  // The outcome is returned, not thrown, from the transaction: a failure must be committed.
-  const outcome = await sql.begin(async (tx) => {
-    const retryAfter = await signInRetryAfter(tx, input.address, now);
-    if (retryAfter > 0) return { retryAfter };
-    if (!input.adminToken || !secretMatches(input.adminToken, input.adminTokenHash)) {
-      await recordSignInFailure(tx, input.address, now);
-      return { wrong: true };
-    }
-    const token = randomToken(32);
+  const token = randomToken(32);
+  await sql.begin(async (tx) => {
     // Expired sessions go when someone signs in, a bounded batch at a time: each sign-in adds
     // one session and removes up to a hundred dead ones, so no background job is needed.
     await tx`
@@ -47,17 +47,8 @@ export async function signIn(
       insert into dashboard_sessions (token_hash, created_at, last_seen_at)
       values (${hashSecret(token)}, ${now}, ${now})
     `;
-    return { token };
   });
-  if ("retryAfter" in outcome) {
-    throw new ApiError(
-      "rate_limited",
-      "too many wrong tokens from this address; wait before trying again",
-      { retryAfter: outcome.retryAfter },
-    );
-  }
-  if ("wrong" in outcome) throw new ApiError("unauthorized", "that is not the admin token");
-  return { token: outcome.token, csrfToken: csrfTokenFor(outcome.token) };
+  return { token, csrfToken: csrfTokenFor(token) };
 }
 
 /**
