@@ -27,6 +27,11 @@ export interface Config {
    * connection itself.
    */
   trustProxy: boolean;
+  /**
+   * The hashid of the one project whose apps the default host (LINK_BASE_URL's) declares in its
+   * association files; null: that host declares none (services/apps.ts says why).
+   */
+  defaultHostAppsProject: string | null;
 }
 
 export class ConfigError extends Error {
@@ -86,6 +91,11 @@ const envSchema = z.object({
     blankToUndefined,
     z.enum(["true", "false"], { error: "must be true or false" }).default("false"),
   ),
+  DEFAULT_HOST_APPS_PROJECT: z.preprocess(
+    blankToUndefined,
+    z.string().regex(/^[A-Za-z0-9]{1,64}$/, "must be a project's hashid (its id in the admin API)")
+      .optional(),
+  ),
   LOG_LEVEL: z.preprocess(
     blankToUndefined,
     z.enum(["debug", "info", "warn", "error"]).default("info"),
@@ -125,6 +135,7 @@ export function resolveConfig(
     graphqlIntrospection: e.GRAPHQL_INTROSPECTION === "true",
     destinationsAllowPrivate: e.DESTINATIONS_ALLOW_PRIVATE === "true",
     trustProxy: e.TRUST_PROXY === "true",
+    defaultHostAppsProject: e.DEFAULT_HOST_APPS_PROJECT ?? null,
   };
 }
 

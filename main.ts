@@ -4,6 +4,7 @@ import { openDatabase } from "./db/connect.ts";
 import { surviveClosedConnectionWrites } from "./db/closed_write.ts";
 import { createApp } from "./app.ts";
 import { resolveAdminToken } from "./services/admin_token.ts";
+import { defaultHostOwnerProblem } from "./services/apps.ts";
 import { systemClock } from "./services/clock.ts";
 import { DeliveryWorker, sealMigratedSecrets } from "./services/delivery.ts";
 import { startFeedWakeup } from "./services/feed_wakeup.ts";
@@ -44,6 +45,11 @@ if (admin.generated) {
   console.error(
     `\nGenerated admin token (shown only this once, keep it safe):\n\n  ${admin.generated}\n`,
   );
+}
+
+if (config.defaultHostAppsProject) {
+  const problem = await defaultHostOwnerProblem(db.sql, config.defaultHostAppsProject);
+  if (problem) logger.warn(`DEFAULT_HOST_APPS_PROJECT ${problem}`, {});
 }
 
 const deps = {

@@ -664,11 +664,14 @@ export const OPENAPI_DOCUMENT = {
       get: {
         operationId: "getAppleAppSiteAssociation",
         security: publicRoute,
-        summary: "iOS universal links: the iOS apps of the projects served on this host",
+        summary: "iOS universal links: the iOS app of the project that owns this host",
         responses: {
           200: ok("applinks.details[] with appIDs and components", { type: "object" }),
           304: { description: "Not modified (If-None-Match)" },
-          404: error("No iOS app is configured for this host"),
+          404: error(
+            "No project owns this host (the shared default host without DEFAULT_HOST_APPS_PROJECT), " +
+              "or its project has no iOS app",
+          ),
         },
       },
     },
@@ -676,11 +679,14 @@ export const OPENAPI_DOCUMENT = {
       get: {
         operationId: "getAssetLinks",
         security: publicRoute,
-        summary: "Android App Links: the Android apps of the projects served on this host",
+        summary: "Android App Links: the Android app of the project that owns this host",
         responses: {
           200: ok("Digital Asset Links statements", { type: "array" }),
           304: { description: "Not modified (If-None-Match)" },
-          404: error("No Android app is configured for this host"),
+          404: error(
+            "No project owns this host (the shared default host without DEFAULT_HOST_APPS_PROJECT), " +
+              "or its project has no Android app",
+          ),
         },
       },
     },
