@@ -355,7 +355,8 @@ export const OPENAPI_DOCUMENT = {
         operationId: "createDestination",
         summary: "Register a push destination (starts capture); its signing secret is shown once",
         description: "See docs/webhooks.md. Loopback, private, link-local, multicast and " +
-          "unspecified addresses are refused unless DESTINATIONS_ALLOW_PRIVATE=true.",
+          "unspecified addresses, and IPv6 forms carrying such an IPv4 address (mapped, " +
+          "compatible, NAT64, 6to4, Teredo), are refused unless DESTINATIONS_ALLOW_PRIVATE=true.",
         security: adminSecurity,
         parameters: [projectId],
         requestBody: body("CreateDestinationBody"),
