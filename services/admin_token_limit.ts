@@ -12,14 +12,14 @@
 //   this way takes at least ten addresses acting together, and even then dashboard sessions
 //   already open keep working (they are not admin-token checks) and the admin CLI does not
 //   pass through here. The ceiling lifts as the failures leave the window.
-// Only a presented token that is wrong counts: a request without one guesses nothing (scanners
-// probing the admin routes bare do not use up the instance's allowance), and a right one is
-// never counted.
+// Only a presented token that is wrong counts: a request without one, or with one longer than
+// any admin token can be, guesses nothing (scanners probing the admin routes bare do not use up
+// the instance's allowance), and a right one is never counted.
 import ipaddr from "ipaddr.js";
 import type { Db, Sql } from "../db/connect.ts";
 import type { Clock } from "./clock.ts";
 import { ApiError } from "./errors.ts";
-import { secretMatches } from "./secrets.ts";
+import { plausibleSecret, secretMatches } from "./secrets.ts";
 
 /** Wrong tokens one address may present in the window before every attempt it makes is refused. */
 export const ADMIN_TOKEN_MAX_FAILURES_PER_ADDRESS = 10;
@@ -50,7 +50,8 @@ export async function checkAdminToken(
   adminTokenHash: string,
   attempt: AdminTokenAttempt,
 ): Promise<void> {
-  if (!attempt.presented) throw unauthorized();
+  // No token, or one longer than any secret of ours (secrets.ts): no guess, nothing to count.
+  if (!plausibleSecret(attempt.presented)) throw unauthorized();
   const presented = attempt.presented;
   const address = limitKey(attempt.address);
   const now = clock.now();

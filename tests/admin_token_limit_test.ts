@@ -9,6 +9,7 @@ import {
   ADMIN_TOKEN_MAX_FAILURES_PER_ADDRESS,
   ADMIN_TOKEN_WINDOW_MS,
 } from "../services/admin_token_limit.ts";
+import { MAX_SECRET_LENGTH } from "../services/secrets.ts";
 
 const clock = new ManualClock("2026-05-01T08:00:00Z");
 // Behind a trusted proxy: the client address is X-Forwarded-For's last entry.
@@ -104,7 +105,7 @@ Deno.test("one limit whichever door: REST failures refuse dashboard sign-ins, an
   assertError(await rest(ADMIN_TOKEN, other), 503, "rate_limited");
 });
 
-Deno.test("the right token is never counted, nor a request without one", async () => {
+Deno.test("the right token is never counted, nor a request without one or with an impossible one", async () => {
   freshWindow();
   const admin = "203.0.113.30";
   for (let i = 0; i < ADMIN_TOKEN_MAX_FAILURES_PER_ADDRESS - 1; i++) {
@@ -120,6 +121,10 @@ Deno.test("the right token is never counted, nor a request without one", async (
   });
   assertError(basic, 401, "unauthorized");
   assert.equal((await signIn("", admin)).status, 401);
+  // Nor one longer than any admin token can be (secrets.ts): refused before any work.
+  for (let i = 0; i < 15; i++) {
+    assertError(await rest(`${i}`.padEnd(MAX_SECRET_LENGTH + 1, "x"), admin), 401, "unauthorized");
+  }
   assert.equal(await failures(admin), ADMIN_TOKEN_MAX_FAILURES_PER_ADDRESS - 1);
   assert.equal((await rest(ADMIN_TOKEN, admin)).status, 201);
 });
