@@ -102,7 +102,9 @@ export async function resolveDestinationHost(
         address: a.address,
         family: a.family === 6 ? 6 : 4,
       }));
-    } catch {
+    } catch (err) {
+      // EPERM is a missing --allow-net, the deployment's fault: it must not read as a bad name.
+      if ((err as { code?: string }).code === "EPERM") throw err;
       throw new AddressRefused(`${bare} does not resolve`);
     }
   }
