@@ -13,7 +13,7 @@ import {
   getDashboardLink,
   listDashboardLinks,
   topDashboardLinks,
-} from "../services/dashboard_links.ts";
+} from "../services/links/dashboard.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { ApiError, classifyError, ERROR_STATUS } from "../services/errors.ts";
 import { eventsPerDay } from "../services/events_per_day.ts";
@@ -21,7 +21,8 @@ import { planExport, streamExport } from "../services/export.ts";
 import { readAdmittedPage } from "../services/feed.ts";
 import { LiveTails } from "../services/live_tail.ts";
 import { createFeedToken, listFeedTokens, revokeFeedToken } from "../services/feed_tokens.ts";
-import { accessPath, setLinkActive } from "../services/links.ts";
+import { accessPath } from "../services/links/links.ts";
+import { updateLink } from "../services/links/manage.ts";
 import { describeError } from "../services/log.ts";
 import {
   createProject,
@@ -366,7 +367,7 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
     if (active !== "true" && active !== "false") {
       throw new ApiError("invalid_field", "active: must be true or false");
     }
-    await setLinkActive(sql, String(env.id), link.path, active === "true");
+    await updateLink(sql, env.id, link.path, { active: active === "true" });
     return c.redirect(`${envBase(env.id)}/links/${link.path}?changed=1`, 303);
   });
 

@@ -1,4 +1,4 @@
-import type { DashboardLinkPage, DashboardLinkRow } from "../../services/dashboard_links.ts";
+import type { DashboardLinkPage, DashboardLinkRow } from "../../services/links/dashboard.ts";
 import type { Environment } from "../../services/projects.ts";
 import type { Session } from "../../services/sessions.ts";
 import type { LinkFormValues } from "../forms.ts";

@@ -2,7 +2,7 @@
 // where to send it (CONTRACT.md, "The link host" and "Link domains and app association"). Views
 // are recorded by view_recorder.ts.
 import { LRUCache } from "lru-cache";
-import { appSchemeUrl, appStoreUrl, intentUrl, playStoreUrl } from "./apps.ts";
+import { appSchemeUrl, appStoreUrl, intentUrl, playStoreUrl } from "../apps.ts";
 import { type HostedLink, isHttpUrl, type Redirect } from "./links.ts";
 
 export type Platform = "ios" | "android" | "desktop";
@@ -53,7 +53,7 @@ export type LinkHit =
  */
 const normalisedUrls = new LRUCache<string, { href: string | null }>({ max: 10_000 });
 
-function redirectUrl(redirect: Redirect | null | undefined): string | null {
+export function redirectUrl(redirect: Redirect | null | undefined): string | null {
   const url = redirect?.url;
   if (typeof url !== "string") return null;
   let normalised = normalisedUrls.get(url);
