@@ -156,3 +156,51 @@ export const listLinksQuery = z.object({
     };
   }),
 });
+
+/** A CSV cell holding true or false (also 1/0 and yes/no, any case). */
+const csvBoolean = z.string().transform((v, ctx) => {
+  const value = v.trim().toLowerCase();
+  if (["true", "1", "yes"].includes(value)) return true;
+  if (["false", "0", "no"].includes(value)) return false;
+  ctx.issues.push({ code: "custom", message: "must be true or false", input: v });
+  return z.NEVER;
+});
+
+const csvMaxViews = z.string()
+  .regex(/^[0-9]{1,10}$/, "must be a whole number from 1")
+  .transform(Number)
+  .pipe(maxViewsInput);
+
+const redirectUrl = redirectInput.shape.url;
+
+/**
+ * One row of a links CSV, by column name (CONTRACT.md, "Managing links"): generate_link's own
+ * schemas for the fields it shares (`data` and `tags` as cells holding JSON, as generate_link
+ * takes them), the redirects flattened into `*_url` and `*_open_app`. An empty cell is absent.
+ */
+export const importRow = z.object({
+  path: optional(chosenPath),
+  title: generateLinkBody.shape.title,
+  subtitle: generateLinkBody.shape.subtitle,
+  image: generateLinkBody.shape.image,
+  data: generateLinkBody.shape.data,
+  tags: generateLinkBody.shape.tags,
+  ios_url: redirectUrl,
+  ios_open_app: optional(csvBoolean),
+  android_url: redirectUrl,
+  android_open_app: optional(csvBoolean),
+  desktop_url: redirectUrl,
+  show_preview_ios: optional(csvBoolean),
+  show_preview_android: optional(csvBoolean),
+  tracking_campaign: generateLinkBody.shape.tracking_campaign,
+  tracking_source: generateLinkBody.shape.tracking_source,
+  tracking_medium: generateLinkBody.shape.tracking_medium,
+  expires_at: optional(dateTimeInput),
+  max_views: optional(csvMaxViews),
+  expired_url: optional(httpUrl),
+});
+
+export type ImportRow = z.output<typeof importRow>;
+
+/** The columns an import reads, in the order an export writes them. */
+export const IMPORT_COLUMNS = Object.keys(importRow.shape) as (keyof ImportRow)[];

@@ -469,6 +469,50 @@ export const OPENAPI_DOCUMENT = {
         },
       },
     },
+    "/api/v1/projects/{project_id}/links/import": {
+      post: {
+        operationId: "importLinks",
+        summary: "Import links from CSV, all or nothing (up to 100,000 rows, 64 MiB)",
+        description: "A header row of column names (path, title, subtitle, image, data, tags, " +
+          "ios_url, ios_open_app, android_url, android_open_app, desktop_url, show_preview_ios, " +
+          "show_preview_android, tracking_campaign, tracking_source, tracking_medium, " +
+          "expires_at, max_views, expired_url), then one link a row.",
+        security: adminSecurity,
+        parameters: [projectId],
+        requestBody: {
+          required: true,
+          content: { "text/csv": { schema: { type: "string" } } },
+        },
+        responses: {
+          201: ok("Every row stored", object({ imported: { type: "integer" } })),
+          400: {
+            description: "Bad rows (each by row and field) or a bad header; nothing stored",
+            content: { [json]: { schema: ref("ImportRefused") } },
+          },
+          401: adminUnauthorized,
+          404: error("No such project_id"),
+          413: error("More than 100,000 rows or 64 MiB"),
+        },
+      },
+    },
+    "/api/v1/projects/{project_id}/links/export": {
+      get: {
+        operationId: "exportLinks",
+        summary: "Every link of the environment with its state and counters, as CSV (streamed)",
+        security: adminSecurity,
+        parameters: [projectId],
+        responses: {
+          200: ok(
+            "The import's columns, then id, created_at, updated_at, state and the " +
+              "nine lifetime counters",
+            { type: "string" },
+            "text/csv",
+          ),
+          401: adminUnauthorized,
+          404: error("No such project_id"),
+        },
+      },
+    },
     "/api/v1/projects/{project_id}/links": {
       get: {
         operationId: "listLinks",

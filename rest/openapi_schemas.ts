@@ -73,6 +73,14 @@ export const managedLinkSchema = linkSchema.extend({
   total_views: total,
 });
 const _managed: Same<z.output<typeof managedLinkSchema>, ManagedLink> = true;
+
+export const importRefusedSchema = errorSchema.extend({
+  errors: z.array(z.object({
+    row: z.int().meta({ description: "1: the first row after the header; 0: the header" }),
+    field: z.string(),
+    message: z.string(),
+  })).max(100),
+}).meta({ description: "An import refused: every bad row (up to 100); nothing was stored" });
 export const linkMetricsSchema = z.object({
   id: z.int(),
   name: z.string().meta({ description: "the title, or the path when the title is empty" }),
@@ -185,6 +193,7 @@ const COMPONENTS = {
   Error: errorSchema,
   Link: linkSchema,
   ManagedLink: managedLinkSchema,
+  ImportRefused: importRefusedSchema,
   LinkMetrics: linkMetricsSchema,
   FeedEvent: feedEventSchema,
   Project: projectSchema,
