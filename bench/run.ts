@@ -8,6 +8,7 @@ import { deliveryBenchmarks } from "./delivery.ts";
 import { feedBenchmarks } from "./feed.ts";
 import { graphqlBenchmarks } from "./graphql.ts";
 import { liveBenchmarks } from "./live.ts";
+import { linkListBenchmarks } from "./links.ts";
 import { retentionBenchmarks } from "./retention.ts";
 import { type Row, sdkBenchmarks } from "./sdk.ts";
 
@@ -40,6 +41,7 @@ const suites: Record<string, (db: Awaited<ReturnType<typeof benchDatabase>>) => 
   delivery: (db) => deliveryBenchmarks(db, seconds),
   live: (db) => liveBenchmarks(db, seconds),
   retention: (db) => retentionBenchmarks(db, Number(values["retention-rows"])),
+  links: (db) => linkListBenchmarks(db, seconds),
 };
 
 const rows: Row[] = [];
