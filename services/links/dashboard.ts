@@ -1,7 +1,7 @@
-// The links made in the dashboard (never those of generate_link): creating, listing with search
+// The links made in the dashboard (never those of generate_link): listing with search
 // and pages, and the lifetime counters shown beside each.
-import type { Db, Sql } from "../../db/connect.ts";
-import { createLink, type LinkRow, type NewLink } from "./links.ts";
+import type { Db } from "../../db/connect.ts";
+import type { LinkRow } from "./links.ts";
 import { getEnvironmentOrThrow } from "../projects.ts";
 
 export const DASHBOARD_LINKS_PER_PAGE = 20;
@@ -26,16 +26,6 @@ export interface DashboardLinkPage {
   per_page: number;
   /** Links matching the search, over all pages. */
   total: number;
-}
-
-/** Creates a link of the environment behind `projectId` as the dashboard does. */
-export async function createDashboardLink(
-  sql: Sql,
-  projectId: string | number,
-  input: NewLink,
-): Promise<LinkRow> {
-  const env = await getEnvironmentOrThrow(sql, projectId);
-  return await createLink(sql, env.id, input, "dashboard");
 }
 
 /**
