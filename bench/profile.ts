@@ -2,7 +2,7 @@
 // writes a CPU profile (run with --cpu-prof), then prints the top frames by self time. For
 // finding where a hot path's JavaScript time goes before optimising it.
 import { parseArgs } from "node:util";
-import { createLink } from "../services/links.ts";
+import { createLink } from "../services/links/links.ts";
 import { createProject } from "../services/projects.ts";
 import {
   benchDatabase,

@@ -10,6 +10,7 @@ import { deliveryBenchmarks } from "./delivery.ts";
 import { feedBenchmarks } from "./feed.ts";
 import { graphqlBenchmarks } from "./graphql.ts";
 import { liveBenchmarks } from "./live.ts";
+import { linkListBenchmarks } from "./links.ts";
 import { retentionBenchmarks } from "./retention.ts";
 import { exitStatus, failedScenario, renderTable, type Row } from "./rows.ts";
 import { sdkBenchmarks } from "./sdk.ts";
@@ -53,6 +54,7 @@ const suites: Record<string, (db: Awaited<ReturnType<typeof benchDatabase>>) => 
   delivery: (db) => deliveryBenchmarks(db, seconds),
   live: (db) => liveBenchmarks(db, seconds),
   retention: (db) => retentionBenchmarks(db, Number(values["retention-rows"])),
+  links: (db) => linkListBenchmarks(db, seconds),
 };
 
 const only = values.only?.split(",");

@@ -1,6 +1,6 @@
 // Issue 3's figures: link lookup, metrics over 10,000 links, link-host redirects and ingestion,
 // each against a bare Deno.serve + postgres.js handler running the same SQL in the same run.
-import { createLink } from "../services/links.ts";
+import { createLink } from "../services/links/links.ts";
 import { createProject } from "../services/projects.ts";
 import { judge, notFinite, type Row } from "./rows.ts";
 import {

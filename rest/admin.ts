@@ -1,7 +1,6 @@
 import { Hono } from "hono";
 import type { MiddlewareHandler } from "hono";
 import { createFeedToken, listFeedTokens, revokeFeedToken } from "../services/feed_tokens.ts";
-import { setLinkActive, toLink } from "../services/links.ts";
 import {
   createProject,
   getProjectOrThrow,
@@ -11,12 +10,7 @@ import {
 import { checkAdminToken } from "../services/admin_token_limit.ts";
 import { bearerToken, clientAddress } from "../inputs/headers.ts";
 import { readBody } from "./body.ts";
-import {
-  createProjectBody,
-  createTokenBody,
-  patchLinkBody,
-  updateProjectBody,
-} from "../inputs/admin.ts";
+import { createProjectBody, createTokenBody, updateProjectBody } from "../inputs/admin.ts";
 import type { AppDeps } from "../services/deps.ts";
 import type { AppEnv } from "./deps.ts";
 
@@ -85,18 +79,6 @@ export function adminRoutes(deps: AppDeps): Hono<AppEnv> {
   app.delete("/projects/:project_id/event_stream_tokens/:token_id", auth, async (c) => {
     await revokeFeedToken(sql, clock, c.req.param("project_id"), c.req.param("token_id"));
     return c.body(null, 204);
-  });
-
-  // PATCH /api/v1/projects/:project_id/links/:link_path – activate or deactivate a link
-  app.patch("/projects/:project_id/links/:link_path", auth, async (c) => {
-    const body = await readBody(c, patchLinkBody);
-    const row = await setLinkActive(
-      sql,
-      c.req.param("project_id"),
-      c.req.param("link_path"),
-      body.active,
-    );
-    return c.json({ link: toLink(row, config.linkBaseUrl) });
   });
 
   return app;

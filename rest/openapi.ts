@@ -459,63 +459,151 @@ export const OPENAPI_DOCUMENT = {
     },
     "/api/v1/projects/{project_id}/links/{link_path}": {
       patch: {
-        operationId: "setLinkActive",
-        summary: "Activate or deactivate a link",
+        operationId: "updateLink",
+        summary: "Edit a link: any editable field, active, archived, expiry",
+        description: "null clears an optional field; updated_at moves on every change. " +
+          "path, id, sdk_generated and generated_from_platform cannot change.",
         security: adminSecurity,
         parameters: [projectId, pathParam("link_path")],
         requestBody: body("PatchLinkBody"),
         responses: {
-          200: ok("The link", object({ link: ref("Link") })),
-          400: error("Invalid body"),
+          200: ok("The link", object({ link: ref("ManagedLink") })),
+          400: error("Malformed JSON or an invalid field (code invalid_field, naming it)"),
           ...adminRefusals,
-          404: error("No such link"),
+          404: error("No such project_id or link"),
+        },
+      },
+      delete: {
+        operationId: "deleteLink",
+        summary: "Delete a link and its counters; its path is never given to another link",
+        security: adminSecurity,
+        parameters: [projectId, pathParam("link_path")],
+        responses: {
+          204: { description: "Deleted" },
+          ...adminRefusals,
+          404: error("No such project_id or link"),
+        },
+      },
+    },
+    "/api/v1/projects/{project_id}/links/import": {
+      post: {
+        operationId: "importLinks",
+        summary: "Import links from CSV, all or nothing (up to 100,000 rows, 64 MiB)",
+        description: "A header row of column names (path, title, subtitle, image, data, tags, " +
+          "ios_url, ios_open_app, android_url, android_open_app, desktop_url, show_preview_ios, " +
+          "show_preview_android, tracking_campaign, tracking_source, tracking_medium, " +
+          "expires_at, max_views, expired_url), then one link a row.",
+        security: adminSecurity,
+        parameters: [projectId],
+        requestBody: {
+          required: true,
+          content: { "text/csv": { schema: { type: "string" } } },
+        },
+        responses: {
+          201: ok("Every row stored", object({ imported: { type: "integer" } })),
+          400: {
+            description: "Bad rows (each by row and field) or a bad header; nothing stored",
+            content: { [json]: { schema: ref("ImportRefused") } },
+          },
+          ...adminRefusals,
+          404: error("No such project_id"),
+          413: error("More than 100,000 rows or 64 MiB"),
+        },
+      },
+    },
+    "/api/v1/projects/{project_id}/links/export": {
+      get: {
+        operationId: "exportLinks",
+        summary: "Every link of the environment with its state and counters, as CSV (streamed)",
+        security: adminSecurity,
+        parameters: [projectId],
+        responses: {
+          200: ok(
+            "The import's columns, then id, created_at, updated_at, state and the " +
+              "nine lifetime counters",
+            { type: "string" },
+            "text/csv",
+          ),
+          ...adminRefusals,
+          404: error("No such project_id"),
         },
       },
     },
     "/api/v1/projects/{project_id}/links": {
       get: {
-        operationId: "listDashboardLinks",
-        summary: "Links made in the dashboard (never generate_link's), newest first, 20 a page",
+        operationId: "listLinks",
+        summary: "The environment's links (archived ones only with state=archived), cursor-paged",
         security: adminSecurity,
         parameters: [
           projectId,
           {
+            name: "limit",
+            in: "query",
+            schema: { type: "integer", minimum: 1, maximum: 100, default: 50 },
+          },
+          {
+            name: "after",
+            in: "query",
+            description: "next_after of the previous page (same order)",
+            schema: { type: "string" },
+          },
+          {
             name: "q",
             in: "query",
-            description: "substring of the title, the path or a tag (case-insensitive)",
+            description: "substring of the title, subtitle or path (case-insensitive)",
             schema: { type: "string", maxLength: 200 },
           },
-          { name: "page", in: "query", schema: { type: "integer", minimum: 1, maximum: 100000 } },
+          { name: "tag", in: "query", schema: { type: "string", maxLength: 200 } },
+          { name: "campaign", in: "query", schema: { type: "string", maxLength: 255 } },
+          { name: "source", in: "query", schema: { type: "string", maxLength: 255 } },
+          { name: "medium", in: "query", schema: { type: "string", maxLength: 255 } },
+          {
+            name: "state",
+            in: "query",
+            schema: { type: "string", enum: ["active", "inactive", "archived", "expired"] },
+          },
+          { name: "sdk_generated", in: "query", schema: { type: "boolean" } },
+          {
+            name: "order",
+            in: "query",
+            schema: {
+              type: "string",
+              enum: ["created_at", "-created_at", "updated_at", "-updated_at", "views", "-views"],
+              default: "-created_at",
+            },
+          },
         ],
         responses: {
-          200: ok("One page of links with their counters", {
-            type: "object",
-            properties: {
-              links: {
-                type: "array",
-                items: ref("DashboardLink"),
+          200: ok(
+            "One page of links",
+            object({
+              links: { type: "array", items: ref("ManagedLink") },
+              next_after: {
+                type: ["string", "null"],
+                description: "the next page's after, or null on the last page",
               },
-              page: { type: "integer" },
-              per_page: { type: "integer" },
-              total: { type: "integer" },
-            },
-          }),
-          400: error("Invalid q or page"),
+            }),
+          ),
+          400: error(
+            "An invalid filter (invalid_field), limit (invalid_limit) or after " +
+              "(bad_cursor)",
+          ),
           ...adminRefusals,
           404: error("No such project_id"),
         },
       },
       post: {
-        operationId: "createDashboardLink",
-        summary: "Make a link as the dashboard does (generated_from_platform Dashboard)",
+        operationId: "createLink",
+        summary: "Create a link, with a chosen path and expiry if wanted",
         description: "The fields of generate_link, with data as a JSON object and tags as an " +
-          "array of strings (not strings holding JSON).",
+          "array of strings (not strings holding JSON), plus path, expires_at, max_views and " +
+          "expired_url. generated_from_platform is API.",
         security: adminSecurity,
         parameters: [projectId],
-        requestBody: body("NewLinkBody"),
+        requestBody: body("CreateManagedLinkBody"),
         responses: {
-          201: ok("The link", object({ link: ref("Link") })),
-          400: error("Invalid body"),
+          201: ok("The link", object({ link: ref("ManagedLink") })),
+          400: error("Invalid body; a path that is taken (now or ever), reserved or malformed"),
           ...adminRefusals,
           404: error("No such project_id"),
         },
@@ -654,8 +742,14 @@ export const OPENAPI_DOCUMENT = {
             { type: "string" },
             "text/html",
           ),
-          302: { description: "Redirect: custom redirect, store page or Android intent:// URL" },
-          404: ok("Unknown or deactivated link, or not served on this host", {
+          302: {
+            description: "Redirect: custom redirect, store page or Android intent:// URL; " +
+              "for an expired link, its expired_url",
+          },
+          404: ok("Unknown, deactivated or archived link, or not served on this host", {
+            type: "string",
+          }, "text/html"),
+          410: ok("The link has expired (by date or views) and has no expired_url", {
             type: "string",
           }, "text/html"),
         },

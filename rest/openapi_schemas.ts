@@ -9,22 +9,18 @@ import {
   FEED_SCHEMA_VERSION,
   type FeedEnvelope,
 } from "../services/feed_envelope.ts";
-import type { Link } from "../services/links.ts";
+import type { Link } from "../services/links/links.ts";
 import type { LinkMetrics } from "../services/metrics.ts";
 import type { Project } from "../services/projects.ts";
 import type { DestinationStatus } from "../services/destinations.ts";
 import type { CreatedFeedToken, FeedTokenSummary } from "../services/feed_tokens.ts";
-import type { LinkCounters } from "../services/dashboard_links.ts";
 import { eventInput, ingestBody, purchaseInput } from "../inputs/events.ts";
-import { generateLinkBody, newLinkInput, redirectInput } from "../inputs/links.ts";
+import { generateLinkBody, redirectInput } from "../inputs/links.ts";
 import { androidApp, iosApp } from "../inputs/project_settings.ts";
 import { createDestinationBody, patchDestinationBody } from "../inputs/destinations.ts";
-import {
-  createProjectBody,
-  createTokenBody,
-  patchLinkBody,
-  updateProjectBody,
-} from "../inputs/admin.ts";
+import { createProjectBody, createTokenBody, updateProjectBody } from "../inputs/admin.ts";
+import { createManagedLinkBody, patchLinkBody } from "../inputs/links.ts";
+import type { ManagedLink } from "../services/links/manage.ts";
 
 // Compile time: a zod shape's type and the service's type are the same (optional keys aside).
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -64,6 +60,27 @@ export const linkSchema = z.object({
 const _link: Same<z.output<typeof linkSchema>, Link> = true;
 
 const total = z.int().min(0);
+
+export const managedLinkSchema = linkSchema.extend({
+  created_at: dateTime,
+  archived: z.boolean().meta({ description: "archived links leave the lists and answer 404" }),
+  expires_at: nullableDateTime,
+  max_views: z.int().nullable().meta({ description: "views after which the link has expired" }),
+  expired_url: z.string().nullable().meta({
+    description: "where an expired link redirects (null: a 410 page)",
+  }),
+  state: z.enum(["active", "inactive", "archived", "expired"]),
+  total_views: total,
+});
+const _managed: Same<z.output<typeof managedLinkSchema>, ManagedLink> = true;
+
+export const importRefusedSchema = errorSchema.extend({
+  errors: z.array(z.object({
+    row: z.int().meta({ description: "1: the first row after the header; 0: the header" }),
+    field: z.string(),
+    message: z.string(),
+  })).max(100),
+}).meta({ description: "An import refused: every bad row (up to 100); nothing was stored" });
 export const linkMetricsSchema = z.object({
   id: z.int(),
   name: z.string().meta({ description: "the title, or the path when the title is empty" }),
@@ -85,19 +102,6 @@ export const linkMetricsSchema = z.object({
   total_revenue: z.int().meta({ description: "minor currency units (refunds subtract)" }),
 });
 const _metrics: Same<z.output<typeof linkMetricsSchema>, LinkMetrics> = true;
-
-const counters = z.object({
-  total_views: total,
-  total_opens: total,
-  total_installs: total,
-  total_reinstalls: total,
-  total_reactivations: total,
-  total_app_opens: total,
-  total_user_referred: total,
-  total_revenue: z.int(),
-});
-const _counters: Same<z.output<typeof counters>, LinkCounters> = true;
-export const dashboardLinkSchema = linkSchema.extend({ counters });
 
 const jsonRecord = z.record(z.string(), z.unknown());
 export const feedEventSchema = z.object({
@@ -188,7 +192,8 @@ const _created: Same<z.output<typeof createdFeedTokenSchema>, CreatedFeedToken> 
 const COMPONENTS = {
   Error: errorSchema,
   Link: linkSchema,
-  DashboardLink: dashboardLinkSchema,
+  ManagedLink: managedLinkSchema,
+  ImportRefused: importRefusedSchema,
   LinkMetrics: linkMetricsSchema,
   FeedEvent: feedEventSchema,
   Project: projectSchema,
@@ -201,13 +206,13 @@ const COMPONENTS = {
   AndroidApp: androidApp,
   // Request bodies: the schemas the handlers parse with.
   GenerateLinkBody: generateLinkBody,
-  NewLinkBody: newLinkInput,
   IngestBody: ingestBody,
   IngestedEvent: eventInput,
   CreateProjectBody: createProjectBody,
   UpdateProjectBody: updateProjectBody,
   CreateFeedTokenBody: createTokenBody,
   PatchLinkBody: patchLinkBody,
+  CreateManagedLinkBody: createManagedLinkBody,
   CreateDestinationBody: createDestinationBody,
   PatchDestinationBody: patchDestinationBody,
 } satisfies Record<string, z.ZodType>;

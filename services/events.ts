@@ -12,8 +12,8 @@ import {
   type Purchase,
   serialiseEnvelope,
 } from "./feed_envelope.ts";
-import { addRevenue, applyDeltas, countEvents, type Deltas } from "./link_counters.ts";
-import { accessPath } from "./links.ts";
+import { addRevenue, applyDeltas, countEvents, type Deltas } from "./links/counters.ts";
+import { accessPath } from "./links/links.ts";
 import { deleteDefaultRowsBefore } from "./partitions.ts";
 import type { Environment } from "./projects.ts";
 

@@ -1,7 +1,7 @@
 import type { Sql } from "../db/connect.ts";
 import type { Clock } from "./clock.ts";
 import { type EventEnvironment, recordEvents } from "./events.ts";
-import type { HostedLink } from "./links.ts";
+import type { HostedLink } from "./links/links.ts";
 import type { Logger } from "./log.ts";
 import { describeError } from "./log.ts";
 import { getEnvironmentOrThrow } from "./projects.ts";

@@ -3,7 +3,7 @@ import { assertError } from "./helpers/server.ts";
 // the documented answer), never a 500.
 import assert from "node:assert/strict";
 import { ManualClock } from "./helpers/clock.ts";
-import { getHostedLink } from "../services/links.ts";
+import { getHostedLink } from "../services/links/links.ts";
 import { silentLogger } from "./helpers/clock.ts";
 import { ViewRecorder } from "../services/view_recorder.ts";
 import { gql } from "./helpers/graphql.ts";

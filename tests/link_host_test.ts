@@ -1,6 +1,6 @@
 import { assertError } from "./helpers/server.ts";
 import assert from "node:assert/strict";
-import { createLink } from "../services/links.ts";
+import { createLink } from "../services/links/links.ts";
 import { ManualClock } from "./helpers/clock.ts";
 import { deactivateLink, generateLink, generateLinkCall, linkMetrics } from "./helpers/sdk.ts";
 import {

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { ManualClock } from "./helpers/clock.ts";
-import { createLink, getHostedLink } from "../services/links.ts";
+import { createLink, getHostedLink } from "../services/links/links.ts";
 import { createLogger } from "../services/log.ts";
 import { ViewRecorder } from "../services/view_recorder.ts";
 import { call, createProject, startTestServer } from "./helpers/server.ts";

@@ -1,11 +1,15 @@
 // The link counters (table link_counters): the one module that writes them. Every event that
 // moves a counter does so in the transaction that stores it; metrics only read them.
-import type { Db } from "../db/connect.ts";
-import type { EventType } from "./feed_envelope.ts";
+import type { Db } from "../../db/connect.ts";
+import type { EventType } from "../feed_envelope.ts";
 
 /** Creates a new link's counters at zero, in the link's own transaction. */
-export async function createLinkCounters(db: Db, linkId: number): Promise<void> {
-  await db`insert into link_counters (link_id) values (${linkId})`;
+export async function createLinkCounters(
+  db: Db,
+  linkId: number,
+  environmentId: number,
+): Promise<void> {
+  await db`insert into link_counters (link_id, environment_id) values (${linkId}, ${environmentId})`;
 }
 
 type CounterName =
