@@ -103,16 +103,21 @@ Deno.test("POST /api/v1/projects/:project_id/links refuses bad fields and change
 
 Deno.test("GET /api/v1/projects/:project_id/links searches title, path and tag, pages by 20", async () => {
   const env = acme.testId;
+  // Search terms hold a space, which no path (10 letters and digits) can: only the title or tag
+  // they were written for can match them.
   const paths: string[] = [];
   for (let i = 0; i < 23; i++) {
     const res = await call(srv.url, "POST", `/api/v1/projects/${env}/links`, {
       headers: adminHeaders,
-      body: { title: `Link ${i}`, tags: i % 2 === 0 ? ["even"] : ["odd"] },
+      body: { title: `Link ${i}`, tags: i % 2 === 0 ? ["even one"] : ["odd one"] },
     });
     paths.push(res.body.link.path);
   }
   // An SDK link of the same environment never appears here.
-  const sdkPath = await generateLink(srv.url, acme.key, "development", { title: "Link sdk" });
+  const sdkPath = await generateLink(srv.url, acme.key, "development", {
+    title: "Link from the sdk",
+    tags: JSON.stringify(["odd one"]),
+  });
 
   const first = await get(`/api/v1/projects/${env}/links`);
   assert.equal(first.status, 200);
@@ -133,9 +138,13 @@ Deno.test("GET /api/v1/projects/:project_id/links searches title, path and tag, 
   assert.deepEqual(byTitle.body.links.map((l: { path: string }) => l.path), [paths[21]]);
   const byPath = await get(`/api/v1/projects/${env}/links?q=${paths[5]!.toLowerCase()}`);
   assert.deepEqual(byPath.body.links.map((l: { path: string }) => l.path), [paths[5]]);
-  const byTag = await get(`/api/v1/projects/${env}/links?q=ODD`);
+  const byTag = await get(`/api/v1/projects/${env}/links?q=ODD%20ONE`);
   assert.equal(byTag.body.total, 11);
-  const sdkByTitle = await get(`/api/v1/projects/${env}/links?q=sdk`);
+  assert.deepEqual(
+    byTag.body.links.map((l: { path: string }) => l.path),
+    paths.filter((_, i) => i % 2 === 1).reverse(),
+  );
+  const sdkByTitle = await get(`/api/v1/projects/${env}/links?q=from%20the%20SDK`);
   assert.equal(sdkByTitle.body.total, 0);
   const past = await get(`/api/v1/projects/${env}/links?page=9`);
   assert.deepEqual(past.body.links, []);
