@@ -39,6 +39,12 @@ export interface RecordContext {
   environment: EventEnvironment;
   clock: Clock;
   linkBaseUrl: string;
+  /**
+   * An idempotency key for the whole batch, for a writer that retries a batch it could not
+   * confirm (the link host's views carry no client ids): a batch whose key is already stored
+   * was committed by an earlier attempt, and is stored and counted no second time.
+   */
+  batchKey?: string;
 }
 
 export interface RecordResult {
@@ -106,6 +112,7 @@ export async function recordEvents(
       ctx.environment.id,
       receivedAt,
       prepared,
+      ctx.batchKey ?? null,
     );
     const deltas = countEvents(inserted);
     await applyPurchases(tx, ctx.environment.id, inserted, deltas);
@@ -197,6 +204,7 @@ async function insertEvents(
   environmentId: number,
   receivedAt: Date,
   events: readonly StoredEvent[],
+  batchKey: string | null,
 ): Promise<{ inserted: StoredEvent[]; captured: boolean }> {
   if (events.length === 0) return { inserted: [], captured: false };
   const rows = await db<{ event_id: string; captured: boolean }[]>`
@@ -232,6 +240,14 @@ async function insertEvents(
       order by client_id
       on conflict (environment_id, client_id) do nothing
       returning client_id
+    ), batch_claimed as (
+      -- The batch's own key, when it has one: kept like a client id, and nothing is stored
+      -- when an earlier attempt already stored it.
+      insert into analytics_event_keys (environment_id, client_id, received_at)
+      select ${environmentId}, ${batchKey}::text, ${receivedAt}::timestamptz
+      where ${batchKey}::text is not null
+      on conflict (environment_id, client_id) do nothing
+      returning client_id
     ), inserted as (
       insert into analytics_events (
         environment_id, event_id, client_id, type, name, occurred_at, received_at, link_id, body
@@ -239,7 +255,8 @@ async function insertEvents(
       select ${environmentId}, event_id, client_id, type, name, occurred_at, ${receivedAt},
         link_id, body
       from batch
-      where client_id is null or client_id in (select client_id from claimed)
+      where (client_id is null or client_id in (select client_id from claimed))
+        and (${batchKey}::text is null or exists (select 1 from batch_claimed))
       -- Events without an id keep the batch's order.
       order by client_id, ord
       returning event_id
