@@ -66,7 +66,8 @@ export interface AnalyticsQuery {
 }
 
 export type Figures = Record<string, number>;
-export type Point = { start: string; [metric: string]: number | string };
+/** A bucket: its start and one number per metric (the intersection a JSON object of both is). */
+export type Point = { start: string } & { [metric: string]: number };
 
 export interface AnalyticsAnswer {
   from: string;
@@ -225,7 +226,7 @@ function assemble(
     Object.fromEntries(q.metrics.map((m) => [m, Number(row?.[m] ?? 0)]));
   const series = (of: Row[]): Point[] => {
     const byStart = new Map(of.map((r) => [r.bucket!, r]));
-    return starts.map((start) => ({ start, ...pick(byStart.get(start)) }));
+    return starts.map((start) => ({ start, ...pick(byStart.get(start)) }) as Point);
   };
   const answer: AnalyticsAnswer = {
     from: range.from_text,
