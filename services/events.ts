@@ -265,7 +265,7 @@ async function insertEvents(
       where b.event_id in (select event_id from inserted)
       order by b.ord
     ), rolled as (
-      ${rollupInsertSql(db, environmentId)}
+      ${rollupInsertSql(db, environmentId, events.map((s) => s.event))}
     )
     select event_id, exists (select 1 from capturing) as captured from inserted
   `;
