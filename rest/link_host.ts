@@ -7,6 +7,7 @@ import {
   isPreviewCrawler,
 } from "../services/link_host.ts";
 import { requestHost } from "../services/apps.ts";
+import { describeVisitor, isKnownBot } from "../services/visitor.ts";
 import { accessPath, getHostedLink } from "../services/links.ts";
 import type { AppDeps } from "../services/deps.ts";
 import type { AppEnv } from "./deps.ts";
@@ -40,6 +41,7 @@ function html(c: Context<AppEnv>, body: string, status: 200 | 404): Response {
 /** The link host: GET/HEAD /<path> on the service's root. Mounted last. */
 export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
   const { sql, config } = deps;
+  const linkBaseHost = new URL(config.linkBaseUrl).hostname.toLowerCase();
   const app = new Hono<AppEnv>();
   // The association files and the open-app script: paths no link can have.
   app.route("/", linkHostAppRoutes(deps));
@@ -50,11 +52,8 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
     const path = c.req.param("path");
     if (RESERVED.has(path)) return c.notFound();
     // Only links of the projects served on the requested host (services/apps.ts): elsewhere 404.
-    const link = await getHostedLink(
-      sql,
-      requestHost(c.req.header("Host"), deps.config.linkBaseUrl),
-      path,
-    );
+    const host = requestHost(c.req.header("Host"), deps.config.linkBaseUrl);
+    const link = await getHostedLink(sql, host, path);
     if (!link) return html(c, renderNotFoundPage(), 404);
 
     const userAgent = c.req.header("User-Agent") ?? "";
@@ -63,7 +62,14 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
     const hit = decideHit(link, platform, crawler);
 
     // Recorded behind the response (services/view_recorder.ts): the visitor never waits for it.
-    if (countsAsView(c.req.method, crawler)) deps.views.record(link, platform);
+    // A known bot is no view either; the address is never read.
+    if (countsAsView(c.req.method, crawler || isKnownBot(userAgent))) {
+      const visitor = describeVisitor(userAgent, c.req.header("Referer"), [
+        host.name,
+        linkBaseHost,
+      ]);
+      deps.views.record(link, platform, visitor);
+    }
     if (hit.action === "redirect") {
       // A plain Response: Hono's c.body merges its own headers in on every call.
       return new Response(null, {
