@@ -9,6 +9,7 @@ import type { AppEnv } from "./rest/deps.ts";
 import { errorResponse, toErrorResponse } from "./rest/errors.ts";
 import { accessLog, limitBody, nextRequestId } from "./rest/middleware.ts";
 import { exportRoutes } from "./rest/export.ts";
+import { analyticsRoutes } from "./rest/analytics.ts";
 import { feedRoutes } from "./rest/feed.ts";
 import { liveRoutes } from "./rest/live.ts";
 import { linkHostRoutes } from "./rest/link_host.ts";
@@ -54,6 +55,7 @@ export function createApp(given: AppDeps): Hono<AppEnv> {
   app.route("/api/v1", linkCsvRoutes(deps));
   app.route("/api/v1", linkRoutes(deps));
   app.route("/api/v1", exportRoutes(deps));
+  app.route("/api/v1", analyticsRoutes(deps));
   // The web interface for people (HTML, its own session and error pages).
   app.route("/dashboard", dashboardRoutes(deps));
   // Last: the link host answers GET/HEAD /<path> for whatever the routes above did not take.

@@ -13,6 +13,8 @@ export interface Config {
   cursorSecret: string | null;
   linkBaseUrl: string;
   analyticsRetentionDays: number;
+  /** How long the analytics rollups (what analytics queries read) are kept, in days. */
+  analyticsRollupDays: number;
   /** Feed reads admitted per token in any 60 s window; the contract's 120, raised only for load tests. */
   feedRateLimit: number;
   logLevel: "debug" | "info" | "warn" | "error";
@@ -75,6 +77,10 @@ const envSchema = z.object({
     blankToUndefined,
     wholeNumber("must be a number of days from 1 to 3650", 1, 3650).default(90),
   ),
+  ANALYTICS_ROLLUP_DAYS: z.preprocess(
+    blankToUndefined,
+    wholeNumber("must be a number of days from 1 to 3650", 1, 3650).default(400),
+  ),
   FEED_RATE_LIMIT: z.preprocess(
     blankToUndefined,
     wholeNumber("must be a whole number of requests, at least 1", 1).default(120),
@@ -130,6 +136,7 @@ export function resolveConfig(
       "",
     ),
     analyticsRetentionDays: e.ANALYTICS_RETENTION_DAYS,
+    analyticsRollupDays: e.ANALYTICS_ROLLUP_DAYS,
     feedRateLimit: e.FEED_RATE_LIMIT,
     logLevel: e.LOG_LEVEL,
     graphqlIntrospection: e.GRAPHQL_INTROSPECTION === "true",

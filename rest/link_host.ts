@@ -8,6 +8,7 @@ import {
   redirectUrl,
 } from "../services/links/host.ts";
 import { requestHost } from "../services/apps.ts";
+import { describeVisitor, isKnownBot } from "../services/visitor.ts";
 import { accessPath, getHostedLink, type HostedLink } from "../services/links/links.ts";
 import { claimView, expiredByDate, hasViewsLeft } from "../services/links/expiry.ts";
 import type { AppDeps } from "../services/deps.ts";
@@ -59,6 +60,7 @@ function expired(c: Context<AppEnv>, link: HostedLink): Response {
 /** The link host: GET/HEAD /<path> on the service's root. Mounted last. */
 export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
   const { sql, config } = deps;
+  const linkBaseHost = new URL(config.linkBaseUrl).hostname.toLowerCase();
   const app = new Hono<AppEnv>();
   // The association files and the open-app script: paths no link can have.
   app.route("/", linkHostAppRoutes(deps));
@@ -69,17 +71,15 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
     const path = c.req.param("path");
     if (RESERVED.has(path)) return c.notFound();
     // Only links of the projects served on the requested host (services/apps.ts): elsewhere 404.
-    const link = await getHostedLink(
-      sql,
-      requestHost(c.req.header("Host"), deps.config.linkBaseUrl),
-      path,
-    );
+    const host = requestHost(c.req.header("Host"), deps.config.linkBaseUrl);
+    const link = await getHostedLink(sql, host, path);
     if (!link) return html(c, renderNotFoundPage(), 404);
 
     const userAgent = c.req.header("User-Agent") ?? "";
     const platform = detectPlatform(userAgent);
     const crawler = isPreviewCrawler(userAgent);
-    const counts = countsAsView(c.req.method, crawler);
+    // A known bot is no view either (it still gets its answer); the address is never read.
+    const counts = countsAsView(c.req.method, crawler || isKnownBot(userAgent));
     // Links without a limit or a date pass on two comparisons; a limited one claims its view
     // (or finds none left) before answering.
     if (
@@ -92,7 +92,13 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
     const hit = decideHit(link, platform, crawler);
 
     // Recorded behind the response (services/view_recorder.ts): the visitor never waits for it.
-    if (counts) deps.views.record(link, platform);
+    if (counts) {
+      const visitor = describeVisitor(userAgent, c.req.header("Referer"), [
+        host.name,
+        linkBaseHost,
+      ]);
+      deps.views.record(link, platform, visitor);
+    }
     if (hit.action === "redirect") {
       // A plain Response: Hono's c.body merges its own headers in on every call.
       return new Response(null, {

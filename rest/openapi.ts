@@ -8,6 +8,7 @@ import { MAX_FEED_LIMIT } from "../services/feed.ts";
 import { FEED_EVENT_TYPES } from "../services/feed_envelope.ts";
 import { LINK_ENVIRONMENTS, METRICS_ENVIRONMENTS } from "../services/sdk_auth.ts";
 import { type ComponentName, componentSchemas } from "./openapi_schemas.ts";
+import { DIMENSIONS, INTERVALS, METRICS } from "../services/analytics/query.ts";
 
 const json = "application/json";
 const ref = (name: ComponentName) => ({ $ref: `#/components/schemas/${name}` });
@@ -36,6 +37,12 @@ const pathParam = (name: string, schema: unknown = { type: "string" }) => ({
   schema,
 });
 const projectId = pathParam("project_id", { type: "integer" });
+const query = (name: string, schema: unknown, description?: string) => ({
+  name,
+  in: "query",
+  schema,
+  ...(description ? { description } : {}),
+});
 /** ENVIRONMENT is a plain header with a closed set of values, not a credential. */
 const environment = (values: ReadonlyMap<string, string>) => ({
   name: "ENVIRONMENT",
@@ -678,6 +685,56 @@ export const OPENAPI_DOCUMENT = {
             },
           },
           400: error("Bad from/to or event type"),
+          ...adminRefusals,
+          404: error("No such project_id"),
+        },
+      },
+    },
+    "/api/v1/projects/{project_id}/analytics": {
+      get: {
+        operationId: "getAnalytics",
+        summary: "Totals, a series over time and one breakdown of the environment's events",
+        description:
+          "Figures from hourly rollups, equal to counts over the raw events (duplicates never " +
+          "counted; revenue and purchases per current purchase version). The range is widened " +
+          "to whole buckets of the interval (whole hours without one) in `tz`; `from` and `to` " +
+          "in the answer say which. Filters: `filter[<dimension>]=<value>` for any group_by " +
+          "dimension, all of which must hold.",
+        security: adminSecurity,
+        parameters: [
+          projectId,
+          query("from", { type: "string", format: "date-time" }, "Default: 30 days before `to`"),
+          query(
+            "to",
+            { type: "string", format: "date-time" },
+            "Default: now; at most 400 days after `from`",
+          ),
+          query("interval", { type: "string", enum: [...INTERVALS] }, "Without it, totals only"),
+          query("tz", { type: "string", default: "UTC" }, "An IANA zone with whole-hour offsets"),
+          query(
+            "metrics",
+            { type: "string", default: "views,installs" },
+            `Comma list of ${METRICS.join(", ")}`,
+          ),
+          query("group_by", { type: "string", enum: [...DIMENSIONS] }),
+          query("limit", { type: "integer", minimum: 1, maximum: 1000, default: 10 }, "Groups"),
+          query("link", { type: "string" }, "Only this link (its path)"),
+          {
+            name: "filter",
+            in: "query",
+            style: "deepObject",
+            explode: true,
+            description: "filter[<dimension>]=<value>",
+            schema: {
+              type: "object",
+              properties: Object.fromEntries(DIMENSIONS.map((d) => [d, { type: "string" }])),
+              additionalProperties: false,
+            },
+          },
+        ],
+        responses: {
+          200: ok("The figures", ref("Analytics")),
+          400: error("A bad parameter (invalid_field, naming it)"),
           ...adminRefusals,
           404: error("No such project_id"),
         },

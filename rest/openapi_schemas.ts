@@ -14,6 +14,7 @@ import type { LinkMetrics } from "../services/metrics.ts";
 import type { Project } from "../services/projects.ts";
 import type { DestinationStatus } from "../services/destinations.ts";
 import type { CreatedFeedToken, FeedTokenSummary } from "../services/feed_tokens.ts";
+import { type AnalyticsAnswer, INTERVALS } from "../services/analytics/query.ts";
 import { eventInput, ingestBody, purchaseInput } from "../inputs/events.ts";
 import { generateLinkBody, redirectInput } from "../inputs/links.ts";
 import { androidApp, iosApp } from "../inputs/project_settings.ts";
@@ -184,6 +185,27 @@ export const createdFeedTokenSchema = z.object({
 });
 const _created: Same<z.output<typeof createdFeedTokenSchema>, CreatedFeedToken> = true;
 
+const figures = z.record(z.string(), z.number()).meta({
+  description: "One number per requested metric, in the order asked",
+});
+const point = z.object({ start: dateTime }).catchall(z.number()).meta({
+  description: "A bucket: its start (ISO 8601 with the zone's offset) and one number per metric",
+});
+export const analyticsSchema = z.object({
+  from: dateTime,
+  to: dateTime,
+  interval: z.enum(INTERVALS).optional(),
+  tz: z.string(),
+  totals: figures,
+  series: z.array(point).optional(),
+  groups: z.array(z.object({
+    key: z.string().nullable(),
+    totals: figures,
+    series: z.array(point).optional(),
+  })).optional(),
+});
+const _analytics: Same<z.output<typeof analyticsSchema>, AnalyticsAnswer> = true;
+
 /**
  * Every named component, by its name in the document. A route's request body or response refers
  * to one with `ref(name)` (rest/openapi.ts); zod turns every nested use of a named schema into a
@@ -200,6 +222,7 @@ const COMPONENTS = {
   Destination: destinationSchema,
   FeedToken: feedTokenSchema,
   CreatedFeedToken: createdFeedTokenSchema,
+  Analytics: analyticsSchema,
   Redirect: redirectInput,
   Purchase: purchaseInput,
   IosApp: iosApp,

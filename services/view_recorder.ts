@@ -5,10 +5,12 @@ import type { HostedLink } from "./links/links.ts";
 import type { Logger } from "./log.ts";
 import { describeError } from "./log.ts";
 import { getEnvironmentOrThrow } from "./projects.ts";
+import type { Visitor } from "./visitor.ts";
 
 interface PendingView {
   link: Pick<HostedLink, "id" | "environment_id" | "path" | "link_domain">;
   platform: string;
+  visitor: Visitor | undefined;
   at: Date;
   attempts: number;
   /** Set once a write of this view's batch failed: the retry carries the same key. */
@@ -48,12 +50,13 @@ export class ViewRecorder {
   record(
     link: Pick<HostedLink, "id" | "environment_id" | "path" | "link_domain">,
     platform: string,
+    visitor?: Visitor,
   ): void {
     if (this.#pending.length >= MAX_PENDING) {
       this.#pending.shift();
       this.deps.logger.error("view dropped: too many views waiting for the database");
     }
-    this.#pending.push({ link, platform, at: this.deps.clock.now(), attempts: 0 });
+    this.#pending.push({ link, platform, visitor, at: this.deps.clock.now(), attempts: 0 });
     this.#writing ??= this.#drain();
   }
 
@@ -140,7 +143,13 @@ export class ViewRecorder {
         type: "view" as const,
         occurred_at: v.at,
         link_path: v.link.path,
-        device: { platform: v.platform },
+        // Unknown values are left out (CONTRACT, "Analytics").
+        device: {
+          platform: v.platform,
+          ...(v.visitor?.os ? { os: v.visitor.os } : {}),
+          ...(v.visitor?.browser ? { browser: v.visitor.browser } : {}),
+        },
+        attribution: v.visitor?.referrerHost ? { referrer_host: v.visitor.referrerHost } : null,
       })),
       [...links.values()],
     );

@@ -232,7 +232,10 @@ Deno.test("GET /api/v1/sdk/metrics_for_project lists active links with every fie
   ]);
   for (const [path, n] of Object.entries(views)) {
     for (let i = 0; i < n; i++) {
-      await call(srv.url, "GET", `/${path}`, { headers: { "User-Agent": "curl/8" } });
+      // A person's browser: curl is a known bot, whose hits are no views.
+      await call(srv.url, "GET", `/${path}`, {
+        headers: { "User-Agent": "Mozilla/5.0 (X11; Linux x86_64) Firefox/120.0" },
+      });
     }
   }
   await deactivateLink(srv.url, p.productionId, off);
