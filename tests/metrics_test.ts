@@ -11,6 +11,7 @@ import {
   sdkHeaders,
 } from "./helpers/sdk.ts";
 import { call, createProject, startTestServer } from "./helpers/server.ts";
+import { LIFETIME_COUNTERS } from "../services/links/counters.ts";
 
 const NOW = "2026-03-01T12:00:00.000Z";
 const srv = await startTestServer({ clock: new ManualClock(NOW) });
@@ -18,17 +19,7 @@ Deno.test.afterAll(() => srv.close());
 
 const project = await createProject(srv.url);
 
-const TOTALS = [
-  "total_views",
-  "total_opens",
-  "total_installs",
-  "total_reinstalls",
-  "total_time_spent",
-  "total_reactivations",
-  "total_app_opens",
-  "total_user_referred",
-  "total_revenue",
-] as const;
+const TOTALS = LIFETIME_COUNTERS;
 
 function assertTotals(
   item: MetricsItem,

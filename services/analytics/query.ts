@@ -12,22 +12,10 @@
 // naming `tz`, rather than answered with figures that are off.
 import type { Db, Sql } from "../../db/connect.ts";
 import { ApiError } from "../errors.ts";
-import type { RollupMetric } from "./rollups.ts";
+import { ROLLUP_METRICS } from "./rollups.ts";
 
-export const METRICS = [
-  "views",
-  "opens",
-  "installs",
-  "reinstalls",
-  "reactivations",
-  "app_opens",
-  "user_referred",
-  "sessions",
-  "time_spent",
-  "purchases",
-  "revenue",
-  "custom",
-] as const satisfies readonly RollupMetric[];
+/** The metrics a query may ask for: every column of a rollup row. */
+export const METRICS = ROLLUP_METRICS;
 export type Metric = (typeof METRICS)[number];
 
 export const DIMENSIONS = [

@@ -3,6 +3,19 @@
 import type { Db } from "../../db/connect.ts";
 import type { EventType } from "../feed_envelope.ts";
 
+/** A link's lifetime counters, as the metrics and the links export name them. */
+export const LIFETIME_COUNTERS = [
+  "total_views",
+  "total_opens",
+  "total_installs",
+  "total_reinstalls",
+  "total_time_spent",
+  "total_reactivations",
+  "total_app_opens",
+  "total_user_referred",
+  "total_revenue",
+] as const;
+
 /** Creates a new link's counters at zero, in the link's own transaction. */
 export async function createLinkCounters(
   db: Db,

@@ -6,6 +6,7 @@ import { ApiError } from "../errors.ts";
 import { getEnvironmentOrThrow } from "../projects.ts";
 import { type ManagedNewLink, randomLinkPath } from "./links.ts";
 import type { ManagedLinkRow } from "./manage.ts";
+import { LIFETIME_COUNTERS } from "./counters.ts";
 
 export const MAX_IMPORT_ROWS = 100_000;
 export const MAX_IMPORT_ERRORS = 100;
@@ -171,17 +172,7 @@ async function insertBatch(tx: Db, environmentId: number, batch: Pending[]): Pro
 }
 
 /** The counters an export writes, after the link's own columns. */
-export const EXPORT_COUNTERS = [
-  "total_views",
-  "total_opens",
-  "total_installs",
-  "total_reinstalls",
-  "total_time_spent",
-  "total_reactivations",
-  "total_app_opens",
-  "total_user_referred",
-  "total_revenue",
-] as const;
+export const EXPORT_COUNTERS = LIFETIME_COUNTERS;
 
 export type ExportRow =
   & Omit<ManagedLinkRow, "total_views">
