@@ -10,7 +10,7 @@ import { DeliveryWorker, sealMigratedSecrets } from "./services/delivery.ts";
 import { startFeedWakeup } from "./services/feed_wakeup.ts";
 import { maintainPartitions, startBackgroundJobs } from "./services/jobs.ts";
 import { LiveTails } from "./services/live_tail.ts";
-import { createLogger, describeError } from "./services/log.ts";
+import { createLogger, describeError, installFlushOnExit, stdoutLines } from "./services/log.ts";
 import { resolveCursorSecret } from "./services/settings.ts";
 import { ViewRecorder } from "./services/view_recorder.ts";
 
@@ -28,7 +28,8 @@ try {
   throw err;
 }
 
-const logger = createLogger(config.logLevel);
+const logger = createLogger(config.logLevel, stdoutLines.write);
+installFlushOnExit(stdoutLines);
 // A known postgres.js crash when the database drops a connection (db/closed_write.ts).
 surviveClosedConnectionWrites(() =>
   logger.warn("database connection closed during a write; postgres.js reconnects", {})

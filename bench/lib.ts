@@ -13,6 +13,7 @@ import { createProject } from "../services/projects.ts";
 import { createLogger } from "../services/log.ts";
 import { hashSecret } from "../services/secrets.ts";
 import { ViewRecorder } from "../services/view_recorder.ts";
+import { benchLogWriter } from "./logging.ts";
 import { checkScript, parseWrkReport, type WrkExpect, type WrkResult } from "./wrk_check.ts";
 
 export const ADMIN_TOKEN = "bench-admin-token-0123456789";
@@ -67,7 +68,7 @@ export function serve(handler: Deno.ServeHandler): Served {
   };
 }
 
-/** The real app, configured as in production (logging included, written nowhere). */
+/** The real app, configured as in production (logging included, into a drained pipe). */
 export function serveService(sql: Sql, env: Record<string, string> = {}): Served {
   const config = resolveConfig({
     DATABASE_URL: "postgres://bench",
@@ -76,7 +77,7 @@ export function serveService(sql: Sql, env: Record<string, string> = {}): Served
     FEED_RATE_LIMIT: "100000000",
     ...env,
   });
-  const logger = createLogger("info", () => {});
+  const logger = createLogger("info", benchLogWriter());
   const app = createApp({
     sql,
     config,

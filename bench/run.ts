@@ -11,6 +11,7 @@ import { feedBenchmarks } from "./feed.ts";
 import { graphqlBenchmarks } from "./graphql.ts";
 import { liveBenchmarks } from "./live.ts";
 import { linkListBenchmarks } from "./links.ts";
+import { loggingBenchmarks } from "./logging.ts";
 import { retentionBenchmarks } from "./retention.ts";
 import { exitStatus, failedScenario, renderTable, type Row } from "./rows.ts";
 import { sdkBenchmarks } from "./sdk.ts";
@@ -55,6 +56,7 @@ const suites: Record<string, (db: Awaited<ReturnType<typeof benchDatabase>>) => 
   live: (db) => liveBenchmarks(db, seconds),
   retention: (db) => retentionBenchmarks(db, Number(values["retention-rows"])),
   links: (db) => linkListBenchmarks(db, seconds),
+  logging: () => loggingBenchmarks(seconds),
 };
 
 const only = values.only?.split(",");
