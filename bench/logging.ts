@@ -17,7 +17,8 @@ export function drainedPipe(): Deno.FsFile {
   const fifo = `${dir}/stdout`;
   const made = new Deno.Command("mkfifo", { args: [fifo] }).outputSync();
   if (!made.success) throw new Error(`mkfifo failed: ${new TextDecoder().decode(made.stderr)}`);
-  new Deno.Command("sh", { args: ["-c", `cat "$0" > /dev/null`, fifo] }).spawn();
+  // Unreferenced: the reader never keeps the bench process alive; it ends with the pipe.
+  new Deno.Command("sh", { args: ["-c", `cat "$0" > /dev/null`, fifo] }).spawn().unref();
   // Blocks until cat has opened the other end.
   pipe = Deno.openSync(fifo, { write: true });
   return pipe;
