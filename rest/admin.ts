@@ -1,6 +1,4 @@
 import { Hono } from "hono";
-import type { MiddlewareHandler } from "hono";
-import { ApiError } from "../services/errors.ts";
 import { createFeedToken, listFeedTokens, revokeFeedToken } from "../services/feed_tokens.ts";
 import { setLinkActive, toLink } from "../services/links.ts";
 import {
@@ -9,8 +7,6 @@ import {
   regenerateProjectKey,
   updateProject,
 } from "../services/projects.ts";
-import { secretMatches } from "../services/secrets.ts";
-import { bearerToken } from "../inputs/headers.ts";
 import { readBody } from "./body.ts";
 import {
   createProjectBody,
@@ -19,25 +15,14 @@ import {
   updateProjectBody,
 } from "../inputs/admin.ts";
 import type { AppDeps } from "../services/deps.ts";
+import { requireAccess } from "./access.ts";
 import type { AppEnv } from "./deps.ts";
-
-export function adminAuth(adminTokenHash: string): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    const token = bearerToken(c.req.header("Authorization"));
-    if (!token || !secretMatches(token, adminTokenHash)) {
-      throw new ApiError("unauthorized", "admin token missing or wrong");
-    }
-    await next();
-  };
-}
 
 /** The dashboard's operations: CONTRACT.md's instance-admin table. */
 export function adminRoutes(deps: AppDeps): Hono<AppEnv> {
   const { sql, clock, config } = deps;
   const app = new Hono<AppEnv>();
-  // Per route rather than app.use("*"): mounted under /api/v1, a wildcard would also guard the
-  // SDK and feed routes there.
-  const auth = adminAuth(deps.adminTokenHash);
+  const auth = requireAccess(deps);
 
   // POST /api/v1/admin/projects – create a project with both environments; the key is shown once
   app.post("/admin/projects", auth, async (c) => {

@@ -9,14 +9,14 @@ import type { AppDeps } from "../services/deps.ts";
 import { eventsPerDay } from "../services/events_per_day.ts";
 import { toLink } from "../services/links.ts";
 import { listProjects } from "../services/projects.ts";
-import { adminAuth } from "./admin.ts";
+import { requireAccess } from "./access.ts";
 import { readBody } from "./body.ts";
 import type { AppEnv } from "./deps.ts";
 
 export function adminDashboardRoutes(deps: AppDeps): Hono<AppEnv> {
   const { sql, config } = deps;
   const app = new Hono<AppEnv>();
-  const auth = adminAuth(deps.adminTokenHash);
+  const auth = requireAccess(deps);
   const withCounters = (row: DashboardLinkRow) => ({
     ...toLink(row, config.linkBaseUrl),
     counters: row.counters,

@@ -1,4 +1,7 @@
+import type { Principal } from "../services/access/principal.ts";
+
 /** Hono's per-request variables, shared by the REST route modules. */
 export interface AppEnv {
-  Variables: { requestId: string };
+  /** `principal`: who the admin routes' guard (rest/access.ts) let in. */
+  Variables: { requestId: string; principal: Principal };
 }

@@ -11,7 +11,7 @@ import {
   testDestination,
 } from "../services/destinations.ts";
 import { normaliseEventTypes } from "../services/feed.ts";
-import { adminAuth } from "./admin.ts";
+import { requireAccess } from "./access.ts";
 import { readBody } from "./body.ts";
 import type { AppEnv } from "./deps.ts";
 
@@ -19,7 +19,7 @@ import type { AppEnv } from "./deps.ts";
 export function destinationRoutes(deps: AppDeps): Hono<AppEnv> {
   const { sql, clock } = deps;
   const app = new Hono<AppEnv>();
-  const auth = adminAuth(deps.adminTokenHash);
+  const auth = requireAccess(deps);
   const destinationDeps: DestinationDeps = {
     clock,
     cursorSecret: deps.cursorSecret,
