@@ -48,7 +48,11 @@ const sdkSecurity = [{ projectKey: [] }];
 const adminSecurity = [{ adminToken: [] }];
 /** Public routes (operations, the link host) say so explicitly. */
 const publicRoute: never[] = [];
-const adminUnauthorized = error("Admin token missing or wrong");
+const adminUnauthorized = error("Admin token or API key missing, wrong, revoked or expired");
+const forbidden = error(
+  "An API key of another environment (forbidden) or without the route's scope " +
+    "(insufficient_scope)",
+);
 /** The only 4xx a route without input can give: the HTTP server refuses the request itself. */
 const malformedRequest = { $ref: "#/components/responses/MalformedRequest" };
 const eventTypesParam = {
@@ -73,7 +77,12 @@ export const OPENAPI_DOCUMENT = {
     securitySchemes: {
       projectKey: { type: "apiKey", in: "header", name: "PROJECT-KEY" },
       feedToken: { type: "http", scheme: "bearer", description: "est_… feed token" },
-      adminToken: { type: "http", scheme: "bearer", description: "instance ADMIN_TOKEN" },
+      adminToken: {
+        type: "http",
+        scheme: "bearer",
+        description: "The instance ADMIN_TOKEN; on routes under /api/v1/projects/{project_id}/, " +
+          "also an sk_… API key of that environment with the route's scope (docs/access.md)",
+      },
     },
     responses: {
       MalformedRequest: {
@@ -332,6 +341,50 @@ export const OPENAPI_DOCUMENT = {
           204: { description: "Revoked" },
           401: adminUnauthorized,
           404: error("No such token"),
+        },
+      },
+    },
+    "/api/v1/projects/{project_id}/api_keys": {
+      post: {
+        operationId: "createApiKey",
+        summary: "Create an API key (its value is shown once)",
+        description: "Scopes: links:read, links:write, analytics:read, events:read, admin. " +
+          "A key created by another key cannot have a scope its creator lacks.",
+        security: adminSecurity,
+        parameters: [projectId],
+        requestBody: body("CreateApiKeyBody"),
+        responses: {
+          201: ok("Created", object({ api_key: ref("CreatedApiKey") })),
+          400: error("Invalid body, or expires_at not in the future"),
+          401: adminUnauthorized,
+          403: forbidden,
+          404: error("No such project_id"),
+        },
+      },
+      get: {
+        operationId: "listApiKeys",
+        summary: "List the API keys not revoked (values hidden)",
+        security: adminSecurity,
+        parameters: [projectId],
+        responses: {
+          200: ok("Keys", object({ api_keys: { type: "array", items: ref("ApiKey") } })),
+          401: adminUnauthorized,
+          403: forbidden,
+          404: error("No such project_id"),
+        },
+      },
+    },
+    "/api/v1/projects/{project_id}/api_keys/{key_id}": {
+      delete: {
+        operationId: "revokeApiKey",
+        summary: "Revoke an API key (refused from the next request on)",
+        security: adminSecurity,
+        parameters: [projectId, pathParam("key_id", { type: "integer" })],
+        responses: {
+          204: { description: "Revoked" },
+          401: adminUnauthorized,
+          403: forbidden,
+          404: error("No such key"),
         },
       },
     },

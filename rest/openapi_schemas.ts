@@ -14,6 +14,9 @@ import type { LinkMetrics } from "../services/metrics.ts";
 import type { Project } from "../services/projects.ts";
 import type { DestinationStatus } from "../services/destinations.ts";
 import type { CreatedFeedToken, FeedTokenSummary } from "../services/feed_tokens.ts";
+import type { ApiKeySummary, CreatedApiKey } from "../services/access/api_keys.ts";
+import { SCOPES } from "../services/access/permissions.ts";
+import { createApiKeyBody } from "../inputs/access.ts";
 import type { LinkCounters } from "../services/dashboard_links.ts";
 import { eventInput, ingestBody, purchaseInput } from "../inputs/events.ts";
 import { generateLinkBody, newLinkInput, redirectInput } from "../inputs/links.ts";
@@ -180,6 +183,30 @@ export const createdFeedTokenSchema = z.object({
 });
 const _created: Same<z.output<typeof createdFeedTokenSchema>, CreatedFeedToken> = true;
 
+const scopes = z.array(z.enum(SCOPES));
+
+export const apiKeySchema = z.object({
+  id: z.int(),
+  name: z.string(),
+  scopes,
+  hint: z.string().meta({ description: "sk_… and the key's last characters" }),
+  created_at: dateTime,
+  expires_at: nullableDateTime,
+  last_used_at: nullableDateTime.meta({ description: "to the minute" }),
+});
+const _apiKey: Same<z.output<typeof apiKeySchema>, ApiKeySummary> = true;
+
+export const createdApiKeySchema = z.object({
+  id: z.int(),
+  name: z.string(),
+  scopes,
+  value: z.string().meta({ description: "sk_…, shown only in this answer" }),
+  created_at: dateTime,
+  expires_at: nullableDateTime,
+  last_used_at: z.null(),
+});
+const _createdKey: Same<z.output<typeof createdApiKeySchema>, CreatedApiKey> = true;
+
 /**
  * Every named component, by its name in the document. A route's request body or response refers
  * to one with `ref(name)` (rest/openapi.ts); zod turns every nested use of a named schema into a
@@ -195,6 +222,8 @@ const COMPONENTS = {
   Destination: destinationSchema,
   FeedToken: feedTokenSchema,
   CreatedFeedToken: createdFeedTokenSchema,
+  ApiKey: apiKeySchema,
+  CreatedApiKey: createdApiKeySchema,
   Redirect: redirectInput,
   Purchase: purchaseInput,
   IosApp: iosApp,
@@ -207,6 +236,7 @@ const COMPONENTS = {
   CreateProjectBody: createProjectBody,
   UpdateProjectBody: updateProjectBody,
   CreateFeedTokenBody: createTokenBody,
+  CreateApiKeyBody: createApiKeyBody,
   PatchLinkBody: patchLinkBody,
   CreateDestinationBody: createDestinationBody,
   PatchDestinationBody: patchDestinationBody,

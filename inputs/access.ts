@@ -1,0 +1,13 @@
+// Request bodies of the access routes (API keys); rest/openapi_schemas.ts describes them from
+// these same schemas.
+import { z } from "zod";
+import { SCOPES } from "../services/access/permissions.ts";
+import { text } from "./common.ts";
+
+export const createApiKeyBody = z.object({
+  name: text(200).trim().min(1),
+  scopes: z.array(z.enum(SCOPES)).min(1, "give at least one scope").max(SCOPES.length)
+    .refine((s) => new Set(s).size === s.length, "must not repeat a scope"),
+  expires_at: z.iso.datetime({ offset: true }).nullable().default(null),
+});
+export type CreateApiKeyBody = z.infer<typeof createApiKeyBody>;

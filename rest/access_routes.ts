@@ -1,0 +1,35 @@
+import { Hono } from "hono";
+import { createApiKeyBody } from "../inputs/access.ts";
+import { createApiKey, listApiKeys, revokeApiKey } from "../services/access/api_keys.ts";
+import type { AppDeps } from "../services/deps.ts";
+import { requireAccess } from "./access.ts";
+import { readBody } from "./body.ts";
+import type { AppEnv } from "./deps.ts";
+
+/** Team access over REST: an environment's API keys. */
+export function accessRoutes(deps: AppDeps): Hono<AppEnv> {
+  const { sql, clock } = deps;
+  const app = new Hono<AppEnv>();
+  const auth = requireAccess(deps);
+  const keys = "/projects/:project_id/api_keys";
+
+  // POST /api/v1/projects/:project_id/api_keys – create a key, its value shown once
+  app.post(keys, auth, async (c) => {
+    const body = await readBody(c, createApiKeyBody);
+    const key = await createApiKey(sql, clock, c.get("principal"), c.req.param("project_id"), body);
+    return c.json({ api_key: key }, 201);
+  });
+
+  // GET /api/v1/projects/:project_id/api_keys – keys not revoked, values hidden
+  app.get(keys, auth, async (c) => {
+    return c.json({ api_keys: await listApiKeys(sql, c.req.param("project_id")) });
+  });
+
+  // DELETE /api/v1/projects/:project_id/api_keys/:key_id – revoke: the next request is a 401
+  app.delete(`${keys}/:key_id`, auth, async (c) => {
+    await revokeApiKey(sql, clock, c.req.param("project_id"), c.req.param("key_id"));
+    return c.body(null, 204);
+  });
+
+  return app;
+}
