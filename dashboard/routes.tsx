@@ -46,6 +46,7 @@ import { ProjectPage, ProjectsPage, RegenerateKeyPage } from "./pages/projects.t
 import { SignInPage } from "./pages/signin.tsx";
 import { RevokeTokenPage, TokensPage } from "./pages/tokens.tsx";
 import {
+  auditOf,
   BASE,
   clearSessionCookie,
   clientAddress,
@@ -173,7 +174,7 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
     const { project, projectKey } = await createProject(sql, {
       name: name.data,
       enterprise: formText(form, "enterprise") === "on",
-    });
+    }, auditOf(c));
     return page(
       c,
       <ProjectPage
@@ -215,7 +216,7 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
     await updateProject(sql, hashid, {
       name: name.data,
       enterprise: formText(form, "enterprise") === "on",
-    });
+    }, auditOf(c));
     return c.redirect(`${BASE}/projects/${encodeURIComponent(hashid)}?saved=1`, 303);
   });
 
@@ -228,7 +229,7 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
   // POST /dashboard/projects/:hashid/regenerate-key – new key, shown once; the old one stops
   app.post("/projects/:hashid/regenerate-key", async (c) => {
     const hashid = c.req.param("hashid");
-    const projectKey = await regenerateProjectKey(sql, hashid);
+    const projectKey = await regenerateProjectKey(sql, hashid, auditOf(c));
     const project = await getProjectOrThrow(sql, hashid);
     return page(
       c,
@@ -282,7 +283,13 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
         400,
       );
     }
-    const created = await createFeedToken(sql, clock, String(ctx.env.id), name.data);
+    const created = await createFeedToken(
+      sql,
+      clock,
+      String(ctx.env.id),
+      name.data,
+      auditOf(c),
+    );
     const tokens = await listFeedTokens(sql, String(ctx.env.id));
     return page(c, <TokensPage {...ctx} tokens={tokens} created={created} />);
   });
@@ -299,7 +306,7 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
   // POST /dashboard/environments/:project_id/tokens/:token_id/revoke – the next read is a 401
   app.post("/environments/:project_id/tokens/:token_id/revoke", async (c) => {
     const { env } = await loadEnv(c);
-    await revokeFeedToken(sql, clock, String(env.id), c.req.param("token_id"));
+    await revokeFeedToken(sql, clock, String(env.id), c.req.param("token_id"), auditOf(c));
     return c.redirect(`${envBase(env.id)}/tokens?revoked=1`, 303);
   });
 
@@ -336,7 +343,7 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
     const ctx = await loadEnv(c);
     const { values, input, errors } = parseLinkForm(await c.req.parseBody());
     if (!input) return page(c, <NewLinkPage {...ctx} values={values} errors={errors} />, 400);
-    const row = await createDashboardLink(sql, ctx.env.id, input);
+    const row = await createDashboardLink(sql, ctx.env.id, input, auditOf(c));
     return c.redirect(`${envBase(ctx.env.id)}/links/${row.path}?created=1`, 303);
   });
 
@@ -366,7 +373,7 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
     if (active !== "true" && active !== "false") {
       throw new ApiError("invalid_field", "active: must be true or false");
     }
-    await setLinkActive(sql, String(env.id), link.path, active === "true");
+    await setLinkActive(sql, String(env.id), link.path, active === "true", auditOf(c));
     return c.redirect(`${envBase(env.id)}/links/${link.path}?changed=1`, 303);
   });
 

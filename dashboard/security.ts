@@ -3,6 +3,8 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { Config } from "../config.ts";
+import type { AuditContext } from "../services/access/audit.ts";
+import { actorOf, ADMIN_TOKEN_PRINCIPAL } from "../services/access/principal.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { csrfTokenMatches, resumeSession, type Session } from "../services/sessions.ts";
 
@@ -127,4 +129,10 @@ export const requireSameSiteForm: MiddlewareHandler<DashboardEnv> = async (c, ne
 
 function forbidden(c: Context, message: string): Response {
   return c.text(message, 403);
+}
+
+/** Who is changing something through this page, for the audit entry the service writes. */
+export function auditOf(c: Context<DashboardEnv>): AuditContext {
+  // Every dashboard session today is the instance admin's, signed in with the admin token.
+  return { actor: actorOf(ADMIN_TOKEN_PRINCIPAL), requestId: c.get("requestId") };
 }

@@ -1,4 +1,6 @@
-import type { MiddlewareHandler } from "hono";
+import type { Context, MiddlewareHandler } from "hono";
+import type { AuditContext } from "../services/access/audit.ts";
+import { actorOf } from "../services/access/principal.ts";
 import { authenticateBearer } from "../services/access/authenticate.ts";
 import { authorize } from "../services/access/authorize.ts";
 import { isOperation } from "../services/access/permissions.ts";
@@ -28,4 +30,9 @@ export function requireAccess(deps: AppDeps): MiddlewareHandler<AppEnv> {
     c.set("principal", principal);
     await next();
   };
+}
+
+/** Who is changing something in this request, for the audit entry the service writes. */
+export function auditOf(c: Context<AppEnv>): AuditContext {
+  return { actor: actorOf(c.get("principal")), requestId: c.get("requestId") };
 }

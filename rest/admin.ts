@@ -15,7 +15,7 @@ import {
   updateProjectBody,
 } from "../inputs/admin.ts";
 import type { AppDeps } from "../services/deps.ts";
-import { requireAccess } from "./access.ts";
+import { auditOf, requireAccess } from "./access.ts";
 import type { AppEnv } from "./deps.ts";
 
 /** The dashboard's operations: CONTRACT.md's instance-admin table. */
@@ -27,7 +27,7 @@ export function adminRoutes(deps: AppDeps): Hono<AppEnv> {
   // POST /api/v1/admin/projects – create a project with both environments; the key is shown once
   app.post("/admin/projects", auth, async (c) => {
     const body = await readBody(c, createProjectBody);
-    const { project, projectKey } = await createProject(sql, body);
+    const { project, projectKey } = await createProject(sql, body, auditOf(c));
     return c.json({ project: { ...project, project_key: projectKey } }, 201);
   });
 
@@ -40,7 +40,7 @@ export function adminRoutes(deps: AppDeps): Hono<AppEnv> {
   app.patch("/admin/projects/:hashid", auth, async (c) => {
     const body = await readBody(c, updateProjectBody);
     return c.json({
-      project: await updateProject(sql, c.req.param("hashid"), body, {
+      project: await updateProject(sql, c.req.param("hashid"), body, auditOf(c), {
         defaultHost: new URL(config.linkBaseUrl).hostname,
       }),
     });
@@ -48,13 +48,21 @@ export function adminRoutes(deps: AppDeps): Hono<AppEnv> {
 
   // POST /api/v1/admin/projects/:hashid/regenerate_key – new key, the old one stops at once
   app.post("/admin/projects/:hashid/regenerate_key", auth, async (c) => {
-    return c.json({ project_key: await regenerateProjectKey(sql, c.req.param("hashid")) });
+    return c.json({
+      project_key: await regenerateProjectKey(sql, c.req.param("hashid"), auditOf(c)),
+    });
   });
 
   // POST /api/v1/projects/:project_id/event_stream_tokens – create a feed token, shown once
   app.post("/projects/:project_id/event_stream_tokens", auth, async (c) => {
     const body = await readBody(c, createTokenBody);
-    const token = await createFeedToken(sql, clock, c.req.param("project_id"), body.name);
+    const token = await createFeedToken(
+      sql,
+      clock,
+      c.req.param("project_id"),
+      body.name,
+      auditOf(c),
+    );
     return c.json({ token }, 201);
   });
 
@@ -65,7 +73,13 @@ export function adminRoutes(deps: AppDeps): Hono<AppEnv> {
 
   // DELETE /api/v1/projects/:project_id/event_stream_tokens/:token_id – revoke
   app.delete("/projects/:project_id/event_stream_tokens/:token_id", auth, async (c) => {
-    await revokeFeedToken(sql, clock, c.req.param("project_id"), c.req.param("token_id"));
+    await revokeFeedToken(
+      sql,
+      clock,
+      c.req.param("project_id"),
+      c.req.param("token_id"),
+      auditOf(c),
+    );
     return c.body(null, 204);
   });
 
@@ -77,6 +91,7 @@ export function adminRoutes(deps: AppDeps): Hono<AppEnv> {
       c.req.param("project_id"),
       c.req.param("link_path"),
       body.active,
+      auditOf(c),
     );
     return c.json({ link: toLink(row, config.linkBaseUrl) });
   });

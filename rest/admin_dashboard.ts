@@ -9,7 +9,7 @@ import type { AppDeps } from "../services/deps.ts";
 import { eventsPerDay } from "../services/events_per_day.ts";
 import { toLink } from "../services/links.ts";
 import { listProjects } from "../services/projects.ts";
-import { requireAccess } from "./access.ts";
+import { auditOf, requireAccess } from "./access.ts";
 import { readBody } from "./body.ts";
 import type { AppEnv } from "./deps.ts";
 
@@ -31,7 +31,7 @@ export function adminDashboardRoutes(deps: AppDeps): Hono<AppEnv> {
   // POST /api/v1/projects/:project_id/links – make a link as the dashboard does
   app.post("/projects/:project_id/links", auth, async (c) => {
     const body = await readBody(c, newLinkInput);
-    const row = await createDashboardLink(sql, c.req.param("project_id"), body);
+    const row = await createDashboardLink(sql, c.req.param("project_id"), body, auditOf(c));
     return c.json({ link: toLink(row, config.linkBaseUrl) }, 201);
   });
 

@@ -63,6 +63,16 @@ const eventTypesParam = {
   explode: true,
 };
 
+const auditPageParams = [
+  { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 100 } },
+  {
+    name: "after",
+    in: "query",
+    description: "a previous page's next_after",
+    schema: { type: "string" },
+  },
+];
+
 export const OPENAPI_DOCUMENT = {
   openapi: "3.1.0",
   info: {
@@ -385,6 +395,35 @@ export const OPENAPI_DOCUMENT = {
           401: adminUnauthorized,
           403: forbidden,
           404: error("No such key"),
+        },
+      },
+    },
+    "/api/v1/projects/{project_id}/audit_log": {
+      get: {
+        operationId: "listProjectAuditLog",
+        summary: "The project's audit log (both environments), newest first",
+        security: adminSecurity,
+        parameters: [projectId, ...auditPageParams],
+        responses: {
+          200: ok("A page of entries", ref("AuditLogPage")),
+          400: error("Bad limit (invalid_limit) or after (bad_cursor)"),
+          401: adminUnauthorized,
+          403: forbidden,
+          404: error("No such project_id"),
+        },
+      },
+    },
+    "/api/v1/admin/audit_log": {
+      get: {
+        operationId: "listInstanceAuditLog",
+        summary: "The whole instance's audit log, newest first",
+        security: adminSecurity,
+        parameters: auditPageParams,
+        responses: {
+          200: ok("A page of entries", ref("AuditLogPage")),
+          400: error("Bad limit (invalid_limit) or after (bad_cursor)"),
+          401: adminUnauthorized,
+          403: error("Not the instance admin"),
         },
       },
     },

@@ -16,6 +16,7 @@ import type { DestinationStatus } from "../services/destinations.ts";
 import type { CreatedFeedToken, FeedTokenSummary } from "../services/feed_tokens.ts";
 import type { ApiKeySummary, CreatedApiKey } from "../services/access/api_keys.ts";
 import { SCOPES } from "../services/access/permissions.ts";
+import type { AuditEntry } from "../services/access/audit.ts";
 import { createApiKeyBody } from "../inputs/access.ts";
 import type { LinkCounters } from "../services/dashboard_links.ts";
 import { eventInput, ingestBody, purchaseInput } from "../inputs/events.ts";
@@ -207,6 +208,25 @@ export const createdApiKeySchema = z.object({
 });
 const _createdKey: Same<z.output<typeof createdApiKeySchema>, CreatedApiKey> = true;
 
+export const auditEntrySchema = z.object({
+  id: z.int(),
+  at: dateTime,
+  actor: z.object({
+    type: z.enum(["account", "api_key", "admin_token"]),
+    id: z.int().nullable().meta({ description: "null for the admin token" }),
+    name: z.string(),
+  }),
+  action: z.string().meta({ description: "what was done, e.g. link.update, api_key.create" }),
+  target: z.object({ type: z.string(), id: z.string() }),
+  request_id: z.string().nullable().meta({ description: "null for changes made by the CLI" }),
+});
+const _auditEntry: Same<z.output<typeof auditEntrySchema>, AuditEntry> = true;
+
+export const auditLogPageSchema = z.object({
+  entries: z.array(auditEntrySchema),
+  next_after: z.string().nullable().meta({ description: "the next page's after; null at the end" }),
+});
+
 /**
  * Every named component, by its name in the document. A route's request body or response refers
  * to one with `ref(name)` (rest/openapi.ts); zod turns every nested use of a named schema into a
@@ -223,6 +243,8 @@ const COMPONENTS = {
   FeedToken: feedTokenSchema,
   CreatedFeedToken: createdFeedTokenSchema,
   ApiKey: apiKeySchema,
+  AuditEntry: auditEntrySchema,
+  AuditLogPage: auditLogPageSchema,
   CreatedApiKey: createdApiKeySchema,
   Redirect: redirectInput,
   Purchase: purchaseInput,

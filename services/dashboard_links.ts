@@ -1,5 +1,6 @@
 // The links made in the dashboard (never those of generate_link): creating, listing with search
 // and pages, and the lifetime counters shown beside each.
+import type { AuditContext } from "./access/audit.ts";
 import type { Db, Sql } from "../db/connect.ts";
 import { createLink, type LinkRow, type NewLink } from "./links.ts";
 import { getEnvironmentOrThrow } from "./projects.ts";
@@ -33,9 +34,10 @@ export async function createDashboardLink(
   sql: Sql,
   projectId: string | number,
   input: NewLink,
+  audit: AuditContext,
 ): Promise<LinkRow> {
   const env = await getEnvironmentOrThrow(sql, projectId);
-  return await createLink(sql, env.id, input, "dashboard");
+  return await createLink(sql, env.id, input, "dashboard", audit);
 }
 
 /**

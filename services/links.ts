@@ -1,4 +1,5 @@
 import type { Db, Sql } from "../db/connect.ts";
+import { type AuditContext, recordAudit } from "./access/audit.ts";
 import { isUniqueViolation, notFound } from "./errors.ts";
 import { authenticateSdk, LINK_ENVIRONMENTS, type SdkHeaders } from "./sdk_auth.ts";
 import { createLinkCounters } from "./link_counters.ts";
@@ -163,6 +164,8 @@ export async function createLink(
   environmentId: number,
   input: NewLink,
   origin: LinkOrigin = "sdk",
+  /** A change by a person or a program (not an app's SDK) is audited in the same transaction. */
+  audit?: AuditContext,
 ): Promise<LinkRow> {
   for (let attempt = 1;; attempt++) {
     try {
@@ -191,6 +194,13 @@ export async function createLink(
           from l join environments e on e.id = l.environment_id join projects p on p.id = e.project_id
         `;
         await createLinkCounters(tx, row!.id);
+        if (audit) {
+          await recordAudit(tx, audit, {
+            action: "link.create",
+            project: { environmentId },
+            target: { type: "link", id: row!.path },
+          });
+        }
         return row!;
       });
     } catch (err) {
@@ -308,17 +318,25 @@ export async function setLinkActive(
   projectId: string,
   path: string,
   active: boolean,
+  audit: AuditContext,
 ): Promise<LinkRow> {
   const env = await getEnvironmentOrThrow(sql, projectId);
   if (!isLinkPath(path)) throw notFound("link");
-  const [row] = await sql<LinkRow[]>`
-    update links l set active = ${active}, updated_at = now()
-    from environments e join projects p on p.id = e.project_id
-    where l.path = ${path} and l.environment_id = ${env.id} and e.id = l.environment_id
-    returning l.*, p.link_domain
-  `;
-  if (!row) throw notFound("link");
-  return row;
+  return sql.begin(async (tx) => {
+    const [row] = await tx<LinkRow[]>`
+      update links l set active = ${active}, updated_at = now()
+      from environments e join projects p on p.id = e.project_id
+      where l.path = ${path} and l.environment_id = ${env.id} and e.id = l.environment_id
+      returning l.*, p.link_domain
+    `;
+    if (!row) throw notFound("link");
+    await recordAudit(tx, audit, {
+      action: "link.update",
+      project: { environmentId: env.id },
+      target: { type: "link", id: path },
+    });
+    return row;
+  });
 }
 
 /**

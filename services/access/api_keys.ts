@@ -5,6 +5,7 @@ import type { Clock } from "../clock.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { getEnvironmentOrThrow } from "../projects.ts";
 import { hashSecret, plausibleSecret, randomToken } from "../secrets.ts";
+import { type AuditContext, recordAudit } from "./audit.ts";
 import { type Scope, SCOPES } from "./permissions.ts";
 import type { Principal } from "./principal.ts";
 
@@ -59,13 +60,14 @@ function assertScopesWithin(creator: Principal, scopes: readonly Scope[]): void 
 
 /** Creates a key for the environment; its value is returned here and never again. */
 export async function createApiKey(
-  db: Db,
+  sql: Sql,
   clock: Clock,
   creator: Principal,
   projectId: string,
   input: { name: string; scopes: readonly Scope[]; expires_at: string | null },
+  audit: AuditContext,
 ): Promise<CreatedApiKey> {
-  const env = await getEnvironmentOrThrow(db, projectId);
+  const env = await getEnvironmentOrThrow(sql, projectId);
   const now = clock.now();
   const expiresAt = input.expires_at === null ? null : new Date(input.expires_at);
   if (expiresAt !== null && (expiresAt <= now || expiresAt.getUTCFullYear() > 9999)) {
@@ -77,12 +79,20 @@ export async function createApiKey(
   // Stored in the table's order, whatever order they were given in.
   const scopes = SCOPES.filter((s) => input.scopes.includes(s));
   const value = API_KEY_PREFIX + randomToken(32);
-  const [row] = await db<KeyRow[]>`
-    insert into api_keys (environment_id, name, scopes, key_hash, hint, created_at, expires_at)
-    values (${env.id}, ${input.name}, ${scopes}::text[], ${hashSecret(value)},
-      ${`${API_KEY_PREFIX}…${value.slice(-4)}`}, ${now}, ${expiresAt})
-    returning id, name, scopes, created_at, expires_at
-  `;
+  const row = await sql.begin(async (tx) => {
+    const [row] = await tx<KeyRow[]>`
+      insert into api_keys (environment_id, name, scopes, key_hash, hint, created_at, expires_at)
+      values (${env.id}, ${input.name}, ${scopes}::text[], ${hashSecret(value)},
+        ${`${API_KEY_PREFIX}…${value.slice(-4)}`}, ${now}, ${expiresAt})
+      returning id, name, scopes, created_at, expires_at
+    `;
+    await recordAudit(tx, audit, {
+      action: "api_key.create",
+      project: { environmentId: env.id },
+      target: { type: "api_key", id: row!.id },
+    });
+    return row;
+  });
   return {
     id: row!.id,
     name: row!.name,
@@ -115,20 +125,27 @@ export async function listApiKeys(db: Db, projectId: string): Promise<ApiKeySumm
 
 /** Revokes a key: the next request with it is a 401, on every instance (nothing caches keys). */
 export async function revokeApiKey(
-  db: Db,
+  sql: Sql,
   clock: Clock,
   projectId: string,
   keyId: string,
-): Promise<{ id: number; name: string }> {
-  const env = await getEnvironmentOrThrow(db, projectId);
+  audit: AuditContext,
+): Promise<void> {
+  const env = await getEnvironmentOrThrow(sql, projectId);
   const id = /^[1-9][0-9]{0,8}$/.test(keyId) ? Number(keyId) : null;
-  const [row] = id === null ? [] : await db<{ id: number; name: string }[]>`
-    update api_keys set revoked_at = ${clock.now()}
-    where id = ${id} and environment_id = ${env.id} and revoked_at is null
-    returning id, name
-  `;
-  if (!row) throw notFound("API key");
-  return row;
+  await sql.begin(async (tx) => {
+    const [row] = id === null ? [] : await tx`
+      update api_keys set revoked_at = ${clock.now()}
+      where id = ${id} and environment_id = ${env.id} and revoked_at is null
+      returning id
+    `;
+    if (!row) throw notFound("API key");
+    await recordAudit(tx, audit, {
+      action: "api_key.revoke",
+      project: { environmentId: env.id },
+      target: { type: "api_key", id: id! },
+    });
+  });
 }
 
 /**
