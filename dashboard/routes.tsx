@@ -31,7 +31,16 @@ import {
   regenerateProjectKey,
   updateProject,
 } from "../services/projects.ts";
-import { sessionStands, signIn, signOut } from "../services/sessions.ts";
+import {
+  sessionStands,
+  signIn,
+  signInWithPassword,
+  signOut,
+  startAccountSession,
+} from "../services/sessions.ts";
+import { completeSetup, setupLinkAccount } from "../services/access/accounts.ts";
+import { authorizeProjectUpdate } from "../services/access/authorize.ts";
+import { SetupPage } from "./pages/setup.tsx";
 import { getAsset } from "./assets.ts";
 import { destinationPages } from "./destination_routes.tsx";
 import { settingsPages } from "./settings_routes.tsx";
@@ -52,6 +61,7 @@ import {
   clientAddress,
   type DashboardEnv,
   isCrossSite,
+  requireAccess,
   requireSameSiteForm,
   requireSession,
   securityHeaders,
@@ -100,39 +110,99 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
     return page(c, <SignInPage expired={c.req.query("expired") === "1"} />);
   });
 
-  // POST /dashboard/sign-in – admin token in, session cookie out; rate limited per address
+  // POST /dashboard/sign-in – email and password, or the admin token, in; session cookie out;
+  // failures limited per address (the same count for both)
   app.post("/sign-in", async (c) => {
     if (isCrossSite(c)) return c.text("This request came from another site and was refused.", 403);
     const form = await c.req.parseBody();
+    const withPassword = formText(form, "email") !== "";
     try {
-      const s = await signIn(sql, clock, {
-        adminToken: formText(form, "token").trim(),
-        address: clientAddress(c, config),
-        adminTokenHash: deps.adminTokenHash,
-      });
+      const s = withPassword
+        ? await signInWithPassword(sql, clock, {
+          email: formText(form, "email"),
+          password: formText(form, "password"),
+          address: clientAddress(c, config),
+        })
+        : await signIn(sql, clock, {
+          adminToken: formText(form, "token").trim(),
+          address: clientAddress(c, config),
+          adminTokenHash: deps.adminTokenHash,
+        });
       setSessionCookie(c, s.token, config);
       return c.redirect(BASE, 303);
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       if (err.retryAfter !== undefined) c.header("Retry-After", String(err.retryAfter));
       const message = err.code === "rate_limited"
-        ? `Too many wrong tokens from your address. Try again in ${
-          Math.ceil((err.retryAfter ?? 60) / 60)
-        } minutes.`
+        ? `Too many ${
+          withPassword ? "failed sign-ins" : "wrong tokens"
+        } from your address. Try again in ${Math.ceil((err.retryAfter ?? 60) / 60)} minutes.`
+        : withPassword
+        ? "That email and password do not match an account."
         : "That is not this instance's admin token.";
-      return page(c, <SignInPage error={message} />, err.code === "rate_limited" ? 503 : 401);
+      return page(
+        c,
+        <SignInPage error={message} email={withPassword ? formText(form, "email") : undefined} />,
+        err.code === "rate_limited" ? 503 : 401,
+      );
+    }
+  });
+
+  // GET /dashboard/setup?token=… – an account's setup link: choose a password
+  app.get("/setup", async (c) => {
+    const token = c.req.query("token") ?? "";
+    const account = await setupLinkAccount(sql, clock, token);
+    if (!account) return page(c, <SetupPage token="" />, 404);
+    return page(c, <SetupPage token={token} account={account} />);
+  });
+
+  // POST /dashboard/setup – sets the password (the link then stops working) and signs in
+  app.post("/setup", async (c) => {
+    if (isCrossSite(c)) return c.text("This request came from another site and was refused.", 403);
+    const form = await c.req.parseBody();
+    const token = formText(form, "token");
+    const password = formText(form, "password");
+    const account = await setupLinkAccount(sql, clock, token);
+    if (!account) return page(c, <SetupPage token="" />, 404);
+    if (password !== formText(form, "confirm")) {
+      return page(
+        c,
+        <SetupPage token={token} account={account} error="The two passwords differ." />,
+        400,
+      );
+    }
+    try {
+      const done = await completeSetup(sql, clock, token, password, c.get("requestId"));
+      const s = await startAccountSession(sql, clock, done);
+      setSessionCookie(c, s.token, config);
+      return c.redirect(BASE, 303);
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      if (err.code === "not_found") return page(c, <SetupPage token="" />, 404);
+      return page(
+        c,
+        <SetupPage token={token} account={account} error={sentence(err.message)} />,
+        400,
+      );
     }
   });
 
   // Everything below needs a live session, and forms must come from the dashboard itself.
+  const open = (path: string) =>
+    path.startsWith("/assets/") || path === "/sign-in" || path === "/setup";
   app.use("*", async (c, next) => {
-    const path = c.req.path.slice(BASE.length);
-    if (path.startsWith("/assets/") || path === "/sign-in") return await next();
+    if (open(c.req.path.slice(BASE.length))) return await next();
     return await session(c, next);
   });
   app.use("*", async (c, next) => {
-    if (c.req.path === `${BASE}/sign-in`) return await next();
+    if (open(c.req.path.slice(BASE.length))) return await next();
     return await requireSameSiteForm(c, next);
+  });
+  // The permission table, for every page and form of a session.
+  const access = requireAccess(deps);
+  app.use("*", async (c, next) => {
+    if (open(c.req.path.slice(BASE.length))) return await next();
+    return await access(c, next);
   });
 
   // POST /dashboard/sign-out – ends the session on every instance at once
@@ -143,10 +213,19 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
     return c.redirect(`${BASE}/sign-in`, 303);
   });
 
+  /** The projects the session sees: every one for the instance admin, a person's own. */
+  const visibleProjects = (c: Context<DashboardEnv>, search?: string) => {
+    const principal = c.get("session").principal;
+    return listProjects(sql, {
+      search,
+      memberOf: principal.type === "account" ? principal.id : undefined,
+    });
+  };
+
   // GET /dashboard – projects, searched by name
   app.get("/", async (c) => {
     const query = listQuery.parse(c.req.query());
-    const projects = await listProjects(sql, { search: query.q });
+    const projects = await visibleProjects(c, query.q);
     return page(
       c,
       <ProjectsPage session={c.get("session")} projects={projects} search={query.q ?? ""} />,
@@ -158,7 +237,7 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
     const form = await c.req.parseBody();
     const name = projectName.safeParse(formText(form, "name"));
     if (!name.success) {
-      const projects = await listProjects(sql);
+      const projects = await visibleProjects(c);
       return page(
         c,
         <ProjectsPage
@@ -213,10 +292,15 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
         400,
       );
     }
-    await updateProject(sql, hashid, {
+    // Only the instance admin's form has the Enterprise switch; a member's leaves it as it is.
+    const changes = {
       name: name.data,
-      enterprise: formText(form, "enterprise") === "on",
-    }, auditOf(c));
+      enterprise: c.get("session").principal.type === "admin_token"
+        ? formText(form, "enterprise") === "on"
+        : undefined,
+    };
+    await authorizeProjectUpdate(sql, c.get("session").principal, hashid, changes);
+    await updateProject(sql, hashid, changes, auditOf(c));
     return c.redirect(`${BASE}/projects/${encodeURIComponent(hashid)}?saved=1`, 303);
   });
 

@@ -4,7 +4,11 @@ import type { Context, MiddlewareHandler } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { Config } from "../config.ts";
 import type { AuditContext } from "../services/access/audit.ts";
-import { actorOf, ADMIN_TOKEN_PRINCIPAL } from "../services/access/principal.ts";
+import { matchedRoutes } from "hono/route";
+import { authorize } from "../services/access/authorize.ts";
+import { isOperation } from "../services/access/permissions.ts";
+import { actorOf } from "../services/access/principal.ts";
+import { routeAccess } from "../services/access/routes.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { csrfTokenMatches, resumeSession, type Session } from "../services/sessions.ts";
 
@@ -133,6 +137,48 @@ function forbidden(c: Context, message: string): Response {
 
 /** Who is changing something through this page, for the audit entry the service writes. */
 export function auditOf(c: Context<DashboardEnv>): AuditContext {
-  // Every dashboard session today is the instance admin's, signed in with the admin token.
-  return { actor: actorOf(ADMIN_TOKEN_PRINCIPAL), requestId: c.get("requestId") };
+  return { actor: actorOf(c.get("session").principal), requestId: c.get("requestId") };
+}
+
+/** The values of a route pattern's `:name` segments in `path` (dashboard patterns are plain). */
+function paramsOf(pattern: string, path: string): Record<string, string> {
+  const names = pattern.split("/");
+  const values = path.split("/");
+  const params: Record<string, string> = {};
+  names.forEach((name, i) => {
+    if (name.startsWith(":") && values[i] !== undefined) {
+      params[name.slice(1)] = decodeURIComponent(values[i]!);
+    }
+  });
+  return params;
+}
+
+/**
+ * After requireSession: the session may perform the operation the permission table gives the
+ * route that will answer (services/access/routes.ts), on its environment or project; a refusal
+ * is the dashboard's 403 page and changes nothing.
+ */
+export function requireAccess(deps: AppDeps): MiddlewareHandler<DashboardEnv> {
+  return async (c, next) => {
+    // The first route (not middleware) that matched is the one that answers.
+    const route = matchedRoutes(c).find((r) => r.method !== "ALL");
+    if (!route) return await next();
+    const access = routeAccess(c.req.method, route.path);
+    if (access === undefined) {
+      throw new Error(`${c.req.method} ${route.path} has no entry in the access table`);
+    }
+    if (isOperation(access)) {
+      let params: Record<string, string>;
+      try {
+        params = paramsOf(route.path, c.req.path);
+      } catch {
+        return c.text("There is no such page.", 404);
+      }
+      await authorize(deps.sql, c.get("session").principal, access, {
+        environmentId: params["project_id"],
+        projectHashid: params["hashid"],
+      });
+    }
+    await next();
+  };
 }

@@ -1,7 +1,7 @@
-// Request bodies of the access routes (API keys); rest/openapi_schemas.ts describes them from
+// Request bodies of the access routes (API keys, accounts, members); rest/openapi_schemas.ts describes them from
 // these same schemas.
 import { z } from "zod";
-import { SCOPES } from "../services/access/permissions.ts";
+import { ROLES, SCOPES } from "../services/access/permissions.ts";
 import { text } from "./common.ts";
 
 export const createApiKeyBody = z.object({
@@ -11,3 +11,10 @@ export const createApiKeyBody = z.object({
   expires_at: z.iso.datetime({ offset: true }).nullable().default(null),
 });
 export type CreateApiKeyBody = z.infer<typeof createApiKeyBody>;
+
+export const createAccountBody = z.object({
+  email: z.email("must be an email address").max(320, "must be at most 320 characters"),
+  name: text(200).trim().min(1),
+});
+
+export const putMemberBody = z.object({ role: z.enum(ROLES) });

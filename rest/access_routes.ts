@@ -1,5 +1,8 @@
 import { Hono } from "hono";
-import { createApiKeyBody } from "../inputs/access.ts";
+import type { Context } from "hono";
+import { createAccountBody, createApiKeyBody, putMemberBody } from "../inputs/access.ts";
+import { createAccount, deleteAccount, listAccounts } from "../services/access/accounts.ts";
+import { listMembers, removeMember, setMemberRole } from "../services/access/members.ts";
 import { createApiKey, listApiKeys, revokeApiKey } from "../services/access/api_keys.ts";
 import { listAudit, parseAuditPage } from "../services/access/audit.ts";
 import type { AppDeps } from "../services/deps.ts";
@@ -8,7 +11,21 @@ import { auditOf, requireAccess } from "./access.ts";
 import { readBody } from "./body.ts";
 import type { AppEnv } from "./deps.ts";
 
-/** Team access over REST: an environment's API keys, the audit logs. */
+/**
+ * Where a person opens the dashboard: this request's origin, or the one the trusted proxy names.
+ */
+function publicOrigin(c: Context<AppEnv>, trustProxy: boolean): string {
+  const url = new URL(c.req.url);
+  if (trustProxy) {
+    const proto = c.req.header("X-Forwarded-Proto")?.split(",")[0]?.trim();
+    const host = c.req.header("X-Forwarded-Host")?.split(",")[0]?.trim();
+    if (proto === "https" || proto === "http") url.protocol = `${proto}:`;
+    if (host && /^[A-Za-z0-9.:[\]-]{1,300}$/.test(host)) url.host = host;
+  }
+  return url.origin;
+}
+
+/** Team access over REST: accounts, members, an environment's API keys, the audit logs. */
 export function accessRoutes(deps: AppDeps): Hono<AppEnv> {
   const { sql, clock } = deps;
   const app = new Hono<AppEnv>();
@@ -41,6 +58,61 @@ export function accessRoutes(deps: AppDeps): Hono<AppEnv> {
       clock,
       c.req.param("project_id"),
       c.req.param("key_id"),
+      auditOf(c),
+    );
+    return c.body(null, 204);
+  });
+
+  // POST /api/v1/admin/accounts – an account and its setup link (shown once, valid 7 days)
+  app.post("/admin/accounts", auth, async (c) => {
+    const body = await readBody(c, createAccountBody);
+    const { account, setupToken } = await createAccount(sql, clock, body, auditOf(c));
+    const setupUrl = `${publicOrigin(c, deps.config.trustProxy)}/dashboard/setup?token=${
+      encodeURIComponent(setupToken)
+    }`;
+    return c.json({ account, setup_url: setupUrl }, 201);
+  });
+
+  // GET /api/v1/admin/accounts – every account
+  app.get("/admin/accounts", auth, async (c) => {
+    return c.json({ accounts: await listAccounts(sql) });
+  });
+
+  // DELETE /api/v1/admin/accounts/:account_id – its sessions and keys stop on the next request
+  app.delete("/admin/accounts/:account_id", auth, async (c) => {
+    await deleteAccount(sql, clock, c.req.param("account_id"), auditOf(c));
+    return c.body(null, 204);
+  });
+
+  const members = "/admin/projects/:hashid/members";
+
+  // GET /api/v1/admin/projects/:hashid/members – the project's members and their roles
+  app.get(members, auth, async (c) => {
+    return c.json({ members: await listMembers(sql, c.req.param("hashid")) });
+  });
+
+  // PUT /api/v1/admin/projects/:hashid/members/:account_id – add a member or change its role
+  app.put(`${members}/:account_id`, auth, async (c) => {
+    const body = await readBody(c, putMemberBody);
+    const member = await setMemberRole(
+      sql,
+      c.req.param("hashid"),
+      c.req.param("account_id"),
+      body.role,
+      c.get("principal"),
+      auditOf(c),
+    );
+    return c.json({ member });
+  });
+
+  // DELETE /api/v1/admin/projects/:hashid/members/:account_id – remove; its keys are revoked
+  app.delete(`${members}/:account_id`, auth, async (c) => {
+    await removeMember(
+      sql,
+      clock,
+      c.req.param("hashid"),
+      c.req.param("account_id"),
+      c.get("principal"),
       auditOf(c),
     );
     return c.body(null, 204);

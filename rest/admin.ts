@@ -1,4 +1,5 @@
 import { Hono } from "hono";
+import { authorizeProjectUpdate } from "../services/access/authorize.ts";
 import { createFeedToken, listFeedTokens, revokeFeedToken } from "../services/feed_tokens.ts";
 import { setLinkActive, toLink } from "../services/links.ts";
 import {
@@ -39,6 +40,7 @@ export function adminRoutes(deps: AppDeps): Hono<AppEnv> {
   // PATCH /api/v1/admin/projects/:hashid – rename, Enterprise, link domain and apps
   app.patch("/admin/projects/:hashid", auth, async (c) => {
     const body = await readBody(c, updateProjectBody);
+    await authorizeProjectUpdate(sql, c.get("principal"), c.req.param("hashid"), body);
     return c.json({
       project: await updateProject(sql, c.req.param("hashid"), body, auditOf(c), {
         defaultHost: new URL(config.linkBaseUrl).hostname,

@@ -398,6 +398,99 @@ export const OPENAPI_DOCUMENT = {
         },
       },
     },
+    "/api/v1/admin/accounts": {
+      post: {
+        operationId: "createAccount",
+        summary: "Create a person's account and its setup link (shown once, valid 7 days)",
+        security: adminSecurity,
+        requestBody: body("CreateAccountBody"),
+        responses: {
+          201: ok(
+            "Created",
+            object({
+              account: ref("Account"),
+              setup_url: {
+                type: "string",
+                description: "where the person sets a password; works once",
+              },
+            }),
+          ),
+          400: error("Invalid body"),
+          401: adminUnauthorized,
+          403: error("Not the instance admin"),
+          409: error("An account with this email exists"),
+        },
+      },
+      get: {
+        operationId: "listAccounts",
+        summary: "List every account",
+        security: adminSecurity,
+        responses: {
+          200: ok("Accounts", object({ accounts: { type: "array", items: ref("Account") } })),
+          401: adminUnauthorized,
+          403: error("Not the instance admin"),
+        },
+      },
+    },
+    "/api/v1/admin/accounts/{account_id}": {
+      delete: {
+        operationId: "deleteAccount",
+        summary: "Remove an account: its sessions and keys stop on the next request",
+        security: adminSecurity,
+        parameters: [pathParam("account_id", { type: "integer" })],
+        responses: {
+          204: { description: "Removed" },
+          401: adminUnauthorized,
+          403: error("Not the instance admin"),
+          404: error("No such account"),
+          409: error("The only owner of a project that has other members"),
+        },
+      },
+    },
+    "/api/v1/admin/projects/{hashid}/members": {
+      get: {
+        operationId: "listMembers",
+        summary: "The project's members and their roles",
+        security: adminSecurity,
+        parameters: [pathParam("hashid")],
+        responses: {
+          200: ok("Members", object({ members: { type: "array", items: ref("Member") } })),
+          401: adminUnauthorized,
+          403: error("Not allowed by the permission table"),
+          404: error("No such project"),
+        },
+      },
+    },
+    "/api/v1/admin/projects/{hashid}/members/{account_id}": {
+      put: {
+        operationId: "setMember",
+        summary: "Add an account to the project with a role, or change its role",
+        security: adminSecurity,
+        parameters: [pathParam("hashid"), pathParam("account_id", { type: "integer" })],
+        requestBody: body("PutMemberBody"),
+        responses: {
+          200: ok("The member", object({ member: ref("Member") })),
+          400: error("Invalid role"),
+          401: adminUnauthorized,
+          403: error("Not allowed by the permission table"),
+          404: error("No such project or account"),
+          409: error("The project would have members but no owner"),
+        },
+      },
+      delete: {
+        operationId: "removeMember",
+        summary: "Remove a member; the keys it created for the project are revoked",
+        security: adminSecurity,
+        parameters: [pathParam("hashid"), pathParam("account_id", { type: "integer" })],
+        responses: {
+          204: { description: "Removed" },
+          401: adminUnauthorized,
+          403: error("Not allowed by the permission table"),
+          404: error("No such project or member"),
+          409: error("The project would have members but no owner"),
+        },
+      },
+    },
     "/api/v1/projects/{project_id}/audit_log": {
       get: {
         operationId: "listProjectAuditLog",

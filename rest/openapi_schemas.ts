@@ -17,7 +17,10 @@ import type { CreatedFeedToken, FeedTokenSummary } from "../services/feed_tokens
 import type { ApiKeySummary, CreatedApiKey } from "../services/access/api_keys.ts";
 import { SCOPES } from "../services/access/permissions.ts";
 import type { AuditEntry } from "../services/access/audit.ts";
-import { createApiKeyBody } from "../inputs/access.ts";
+import { createAccountBody, createApiKeyBody, putMemberBody } from "../inputs/access.ts";
+import type { Account } from "../services/access/accounts.ts";
+import type { Member } from "../services/access/members.ts";
+import { ROLES } from "../services/access/permissions.ts";
 import type { LinkCounters } from "../services/dashboard_links.ts";
 import { eventInput, ingestBody, purchaseInput } from "../inputs/events.ts";
 import { generateLinkBody, newLinkInput, redirectInput } from "../inputs/links.ts";
@@ -208,6 +211,22 @@ export const createdApiKeySchema = z.object({
 });
 const _createdKey: Same<z.output<typeof createdApiKeySchema>, CreatedApiKey> = true;
 
+export const accountSchema = z.object({
+  id: z.int(),
+  email: z.string(),
+  name: z.string(),
+  created_at: dateTime,
+});
+const _account: Same<z.output<typeof accountSchema>, Account> = true;
+
+export const memberSchema = z.object({
+  account_id: z.int(),
+  email: z.string(),
+  name: z.string(),
+  role: z.enum(ROLES),
+});
+const _member: Same<z.output<typeof memberSchema>, Member> = true;
+
 export const auditEntrySchema = z.object({
   id: z.int(),
   at: dateTime,
@@ -244,6 +263,8 @@ const COMPONENTS = {
   CreatedFeedToken: createdFeedTokenSchema,
   ApiKey: apiKeySchema,
   AuditEntry: auditEntrySchema,
+  Account: accountSchema,
+  Member: memberSchema,
   AuditLogPage: auditLogPageSchema,
   CreatedApiKey: createdApiKeySchema,
   Redirect: redirectInput,
@@ -259,6 +280,8 @@ const COMPONENTS = {
   UpdateProjectBody: updateProjectBody,
   CreateFeedTokenBody: createTokenBody,
   CreateApiKeyBody: createApiKeyBody,
+  CreateAccountBody: createAccountBody,
+  PutMemberBody: putMemberBody,
   PatchLinkBody: patchLinkBody,
   CreateDestinationBody: createDestinationBody,
   PatchDestinationBody: patchDestinationBody,

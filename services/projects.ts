@@ -269,7 +269,12 @@ export function parseEnvironmentId(raw: string): number | null {
 /** Projects whose name or hashid contains `search` (every project without one), newest first. */
 export async function listProjects(
   db: Db,
-  options: { search?: string | undefined; limit?: number } = {},
+  options: {
+    search?: string | undefined;
+    limit?: number;
+    /** Only the projects this account is a member of. */
+    memberOf?: number | undefined;
+  } = {},
 ): Promise<Project[]> {
   const search = options.search?.trim() ?? "";
   // The search is a substring, not a pattern: LIKE's own wildcards are escaped.
@@ -279,7 +284,10 @@ export async function listProjects(
       (select id from environments where project_id = p.id and kind = 'production') as production_id,
       (select id from environments where project_id = p.id and kind = 'test') as test_id
     from projects p
-    where ${search === ""} or p.name ilike ${pattern} or p.hashid = ${search}
+    where (${search === ""} or p.name ilike ${pattern} or p.hashid = ${search})
+      and (${options.memberOf ?? null}::int is null or exists (
+        select 1 from project_members m
+        where m.project_id = p.id and m.account_id = ${options.memberOf ?? null}))
     order by p.id desc
     limit ${options.limit ?? 200}
   `;

@@ -81,27 +81,29 @@ export function ProjectsPage(props: {
               </ul>
             )}
         </section>
-        <section class="card" aria-labelledby="create-h">
-          <h2 id="create-h">Create a project</h2>
-          <form method="post" action={`${BASE}/projects`}>
-            <Csrf session={props.session} />
-            <Field
-              label="Name"
-              name="name"
-              required
-              value={props.name}
-              error={props.error}
-              placeholder="Acme"
-            />
-            <Checkbox
-              label="Enterprise access"
-              name="enterprise"
-              checked
-              hint="Needed for feed tokens and the event feed."
-            />
-            <button type="submit" class="button">Create project</button>
-          </form>
-        </section>
+        {props.session.principal.type === "admin_token" && (
+          <section class="card" aria-labelledby="create-h">
+            <h2 id="create-h">Create a project</h2>
+            <form method="post" action={`${BASE}/projects`}>
+              <Csrf session={props.session} />
+              <Field
+                label="Name"
+                name="name"
+                required
+                value={props.name}
+                error={props.error}
+                placeholder="Acme"
+              />
+              <Checkbox
+                label="Enterprise access"
+                name="enterprise"
+                checked
+                hint="Needed for feed tokens and the event feed."
+              />
+              <button type="submit" class="button">Create project</button>
+            </form>
+          </section>
+        )}
       </div>
     </Layout>
   );
@@ -178,12 +180,14 @@ export function ProjectPage(props: {
           <form method="post" action={`${BASE}/projects/${p.id}`}>
             <Csrf session={props.session} />
             <Field label="Name" name="name" required value={p.name} error={props.error} />
-            <Checkbox
-              label="Enterprise access"
-              name="enterprise"
-              checked={p.enterprise}
-              hint="Without it, feed tokens cannot be created and existing ones read 402."
-            />
+            {props.session.principal.type === "admin_token" && (
+              <Checkbox
+                label="Enterprise access"
+                name="enterprise"
+                checked={p.enterprise}
+                hint="Without it, feed tokens cannot be created and existing ones read 402."
+              />
+            )}
             <button type="submit" class="button">Save</button>
           </form>
         </section>

@@ -6,7 +6,8 @@ import { ApiError, notFound } from "../errors.ts";
 import { getEnvironmentOrThrow } from "../projects.ts";
 import { hashSecret, plausibleSecret, randomToken } from "../secrets.ts";
 import { type AuditContext, recordAudit } from "./audit.ts";
-import { type Scope, SCOPES } from "./permissions.ts";
+import { memberRole } from "./members.ts";
+import { type Role, type Scope, SCOPES, scopesAllowedTo } from "./permissions.ts";
 import type { Principal } from "./principal.ts";
 
 export const API_KEY_PREFIX = "sk_";
@@ -43,17 +44,36 @@ interface KeyRow {
 
 const iso = (d: Date | null) => d?.toISOString() ?? null;
 
+interface KeyLookupRow {
+  id: number;
+  name: string;
+  environment_id: number;
+  scopes: Scope[];
+  created_by_account_id: number | null;
+  creator_role: Role | null;
+}
+
 /**
- * The scopes `creator` may give a key: the admin token any; a key no more than its own. (A
- * member's role bounds them too, through scopesAllowedTo, once accounts exist.)
+ * The scopes `creator` may give a key: the admin token any; a key no more than its own; a person
+ * no more than their role on the project allows.
  */
-function assertScopesWithin(creator: Principal, scopes: readonly Scope[]): void {
-  if (creator.type !== "api_key") return;
-  const beyond = scopes.find((s) => !creator.scopes.includes(s));
+async function assertScopesWithin(
+  db: Db,
+  creator: Principal,
+  environmentId: number,
+  scopes: readonly Scope[],
+): Promise<void> {
+  if (creator.type === "admin_token") return;
+  const allowed = creator.type === "api_key"
+    ? creator.scopes
+    : scopesAllowedTo(await memberRole(db, creator.id, { environmentId }) ?? "viewer");
+  const beyond = scopes.find((s) => !allowed.includes(s));
   if (beyond !== undefined) {
     throw new ApiError(
       "insufficient_scope",
-      `a key cannot give the scope "${beyond}" that it lacks itself`,
+      `the scope "${beyond}" is beyond what ${
+        creator.type === "api_key" ? "this key has itself" : "your role allows"
+      }`,
     );
   }
 }
@@ -75,15 +95,17 @@ export async function createApiKey(
       field: "expires_at",
     });
   }
-  assertScopesWithin(creator, input.scopes);
+  await assertScopesWithin(sql, creator, env.id, input.scopes);
   // Stored in the table's order, whatever order they were given in.
   const scopes = SCOPES.filter((s) => input.scopes.includes(s));
   const value = API_KEY_PREFIX + randomToken(32);
   const row = await sql.begin(async (tx) => {
     const [row] = await tx<KeyRow[]>`
-      insert into api_keys (environment_id, name, scopes, key_hash, hint, created_at, expires_at)
+      insert into api_keys (environment_id, name, scopes, key_hash, hint, created_at, expires_at,
+        created_by_account_id)
       values (${env.id}, ${input.name}, ${scopes}::text[], ${hashSecret(value)},
-        ${`${API_KEY_PREFIX}…${value.slice(-4)}`}, ${now}, ${expiresAt})
+        ${`${API_KEY_PREFIX}…${value.slice(-4)}`}, ${now}, ${expiresAt},
+        ${creator.type === "account" ? creator.id : null})
       returning id, name, scopes, created_at, expires_at
     `;
     await recordAudit(tx, audit, {
@@ -150,8 +172,10 @@ export async function revokeApiKey(
 
 /**
  * The key behind a presented `sk_` value, or 401 when it is unknown, revoked or expired (as the
- * clock tells). Read fresh on every request, by digest through the unique index; the last use
- * is recorded in the same statement, at minute granularity (written only when the minute moved).
+ * clock tells), or its creator has left the project. Read fresh on every request, by digest
+ * through the unique index, with its creator's role (a key never does more than that role
+ * allows, even after a demotion); the last use is recorded in the same statement, at minute
+ * granularity (written only when the minute moved).
  */
 export async function authenticateApiKey(
   db: Db | Sql,
@@ -162,23 +186,29 @@ export async function authenticateApiKey(
   const minute = new Date(Math.floor(now.getTime() / 60_000) * 60_000);
   const [row] = !value.startsWith(API_KEY_PREFIX) || !plausibleSecret(value)
     ? []
-    : await db<{ id: number; name: string; environment_id: number; scopes: Scope[] }[]>`
+    : await db<KeyLookupRow[]>`
     with key as (
-      select id, name, environment_id, scopes from api_keys
-      where key_hash = ${hashSecret(value)} and revoked_at is null
-        and (expires_at is null or expires_at > ${now})
+      select k.id, k.name, k.environment_id, k.scopes, k.created_by_account_id,
+        (select m.role from project_members m join environments e on e.project_id = m.project_id
+          where e.id = k.environment_id and m.account_id = k.created_by_account_id) as creator_role
+      from api_keys k
+      where k.key_hash = ${hashSecret(value)} and k.revoked_at is null
+        and (k.expires_at is null or k.expires_at > ${now})
     ), touched as (
       update api_keys set last_used_at = ${minute}
       where id = (select id from key) and (last_used_at is null or last_used_at < ${minute})
     )
-    select id, name, environment_id, scopes from key
+    select * from key
   `;
-  if (!row) throw new ApiError("unauthorized", "API key unknown, revoked or expired");
+  if (!row || (row.created_by_account_id !== null && row.creator_role === null)) {
+    throw new ApiError("unauthorized", "API key unknown, revoked or expired");
+  }
+  const allowed = row.creator_role === null ? null : scopesAllowedTo(row.creator_role);
   return {
     type: "api_key",
     id: row.id,
     name: row.name,
     environmentId: row.environment_id,
-    scopes: row.scopes,
+    scopes: allowed === null ? row.scopes : row.scopes.filter((s) => allowed.includes(s)),
   };
 }

@@ -31,7 +31,12 @@ export type AuditAction =
   | "link.create"
   | "link.update"
   | "api_key.create"
-  | "api_key.revoke";
+  | "api_key.revoke"
+  | "account.create"
+  | "account.delete"
+  | "account.set_password"
+  | "member.update"
+  | "member.remove";
 
 export interface AuditEntryInput {
   action: AuditAction;

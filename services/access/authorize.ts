@@ -2,7 +2,8 @@
 import type { Db } from "../../db/connect.ts";
 import { ApiError } from "../errors.ts";
 import { parseEnvironmentId } from "../projects.ts";
-import { type Operation, type Permission, PERMISSIONS } from "./permissions.ts";
+import { memberRole } from "./members.ts";
+import { type Operation, type Permission, PERMISSIONS, roleAtLeast } from "./permissions.ts";
 import type { Principal } from "./principal.ts";
 
 /** Where the operation acts: an environment (numeric project_id) or a project (hashid). */
@@ -19,9 +20,8 @@ export interface AccessTarget {
  * scope; the message names it). Reads are fresh on every call (no cache), so a revoked key or a
  * removed member is refused on the next request, on every instance.
  */
-// deno-lint-ignore require-await -- members (a database read) arrive with accounts
 export async function authorize(
-  _db: Db,
+  db: Db,
   principal: Principal,
   operation: Operation,
   target: AccessTarget,
@@ -32,9 +32,20 @@ export async function authorize(
       return;
     case "api_key":
       return authorizeKey(principal, permission, target);
-    case "account":
-      // Members' roles arrive with accounts; until then an account may do nothing.
-      throw new ApiError("forbidden", `this account may not ${permission.summary}`);
+    case "account": {
+      if (permission.role === "instance") {
+        throw new ApiError("forbidden", `only the instance admin may ${permission.summary}`);
+      }
+      const role = await memberRole(db, principal.id, target);
+      if (role === null) throw new ApiError("forbidden", "you are not a member of this project");
+      if (!roleAtLeast(role, permission.role)) {
+        throw new ApiError(
+          "forbidden",
+          `to ${permission.summary} takes the ${permission.role} role on this project; yours is ${role}`,
+        );
+      }
+      return;
+    }
   }
 }
 
@@ -69,5 +80,39 @@ function authorizeKey(
       "insufficient_scope",
       `this API key lacks the scope "${permission.scope}" (needed to ${permission.summary})`,
     );
+  }
+}
+
+/**
+ * A project change touches several rows of the table: renaming needs the owner role, Enterprise
+ * the instance admin, the link domain and apps the admin role. Each field that would change is
+ * checked; a form that sends the current name or Enterprise value again needs nothing for it.
+ */
+export async function authorizeProjectUpdate(
+  db: Db,
+  principal: Principal,
+  hashid: string,
+  changes: {
+    name?: string | undefined;
+    enterprise?: boolean | undefined;
+    link_domain?: unknown;
+    apps?: unknown;
+  },
+): Promise<void> {
+  if (principal.type === "admin_token") return;
+  const [current] = /^[A-Za-z0-9]{1,64}$/.test(hashid)
+    ? await db<{ name: string; enterprise: boolean }[]>`
+      select name, enterprise from projects where hashid = ${hashid}
+    `
+    : [];
+  const target = { projectHashid: hashid };
+  if (changes.name !== undefined && changes.name !== current?.name) {
+    await authorize(db, principal, "project.rename", target);
+  }
+  if (changes.enterprise !== undefined && changes.enterprise !== current?.enterprise) {
+    await authorize(db, principal, "projects.manage", target);
+  }
+  if (changes.link_domain !== undefined || changes.apps !== undefined) {
+    await authorize(db, principal, "project.settings", target);
   }
 }

@@ -40,6 +40,13 @@ export const ROUTE_ACCESS: Record<string, RouteAccess> = {
   // The least of its fields; the route checks each field it is given (rest/admin.ts).
   "PATCH /api/v1/admin/projects/:hashid": "project.settings",
   "POST /api/v1/admin/projects/:hashid/regenerate_key": "project.key",
+  "GET /api/v1/admin/accounts": "accounts.manage",
+  "POST /api/v1/admin/accounts": "accounts.manage",
+  "DELETE /api/v1/admin/accounts/:account_id": "accounts.manage",
+  // Owners need the owner role: the service checks members.owners where it knows the roles.
+  "GET /api/v1/admin/projects/:hashid/members": "members.manage",
+  "PUT /api/v1/admin/projects/:hashid/members/:account_id": "members.manage",
+  "DELETE /api/v1/admin/projects/:hashid/members/:account_id": "members.manage",
 
   // The admin API: one environment
   "GET /api/v1/projects/:project_id/event_stream_tokens": "feed_tokens.manage",
@@ -68,6 +75,8 @@ export const ROUTE_ACCESS: Record<string, RouteAccess> = {
   "GET /dashboard/assets/:name": "sign_in",
   "GET /dashboard/sign-in": "sign_in",
   "POST /dashboard/sign-in": "sign_in",
+  "GET /dashboard/setup": "sign_in",
+  "POST /dashboard/setup": "sign_in",
   "POST /dashboard/sign-out": "signed_in",
   "GET /dashboard": "signed_in",
   "GET /dashboard/*": "signed_in",

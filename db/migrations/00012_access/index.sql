@@ -1,4 +1,4 @@
--- Team access: API keys of one environment and the audit log (accounts arrive next).
+-- Team access: API keys of one environment, the audit log, accounts and project members.
 
 -- An API key (`sk_…`) is known by the SHA-256 (hex) of its value; the value is never stored.
 -- Revocation and expiry are read on every request, so they hold on every instance at once.
@@ -32,3 +32,43 @@ create table audit_log (
   request_id text
 );
 create index audit_log_project on audit_log (project_id, id) where project_id is not null;
+
+-- People. A password is kept as its scrypt hash (services/access/passwords.ts), set through a
+-- one-time setup link; an account without one cannot sign in with a password yet.
+create table accounts (
+  id serial primary key,
+  email text not null,
+  name text not null,
+  password_hash text,
+  created_at timestamptz not null
+);
+create unique index accounts_email on accounts (lower(email));
+
+-- A setup link is known by the SHA-256 of its token; it works once, until expires_at.
+create table account_setup_links (
+  token_hash text primary key,
+  account_id integer not null references accounts (id) on delete cascade,
+  created_at timestamptz not null,
+  expires_at timestamptz not null,
+  used_at timestamptz
+);
+create index account_setup_links_account on account_setup_links (account_id);
+
+-- A person's role on a project (both its environments).
+create table project_members (
+  project_id integer not null references projects (id) on delete cascade,
+  account_id integer not null references accounts (id) on delete cascade,
+  role text not null check (role in ('viewer', 'editor', 'admin', 'owner')),
+  primary key (project_id, account_id)
+);
+create index project_members_account on project_members (account_id);
+
+-- A session is the instance admin's (account_id null, signed in with the admin token) or a
+-- person's; removing the account ends its sessions with it.
+alter table dashboard_sessions
+  add column account_id integer references accounts (id) on delete cascade;
+
+-- The person who created a key: the key never does more than their role allows, and stops when
+-- they leave the project (revoked with their membership or account).
+alter table api_keys add column created_by_account_id integer references accounts (id)
+  on delete set null;
