@@ -3,6 +3,7 @@
 // (Debian package `wrk`) and a PostgreSQL (BENCH_DATABASE_URL, DATABASE_URL, or
 // postgres://postgres@127.0.0.1:5432/postgres).
 import { parseArgs } from "node:util";
+import { accessBenchmarks } from "./access.ts";
 import { benchDatabase } from "./lib.ts";
 import { deliveryBenchmarks } from "./delivery.ts";
 import { feedBenchmarks } from "./feed.ts";
@@ -40,6 +41,7 @@ const suites: Record<string, (db: Awaited<ReturnType<typeof benchDatabase>>) => 
   delivery: (db) => deliveryBenchmarks(db, seconds),
   live: (db) => liveBenchmarks(db, seconds),
   retention: (db) => retentionBenchmarks(db, Number(values["retention-rows"])),
+  access: (db) => accessBenchmarks(db, seconds),
 };
 
 const rows: Row[] = [];
