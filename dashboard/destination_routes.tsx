@@ -32,7 +32,7 @@ type Node = HtmlEscapedString | Promise<HtmlEscapedString>;
 
 /** What routes.tsx lends the page modules: its page renderer and environment loader. */
 export interface PageKit {
-  page(c: Context, node: Node, status?: 200 | 400): Response | Promise<Response>;
+  page(c: Context, node: Node, status?: 200 | 400 | 404 | 409): Response | Promise<Response>;
   loadEnv(
     c: Context<DashboardEnv>,
   ): Promise<{ session: Session; env: Environment; projectName: string }>;

@@ -42,6 +42,7 @@ import { completeSetup, setupLinkAccount } from "../services/access/accounts.ts"
 import { authorizeProjectUpdate } from "../services/access/authorize.ts";
 import { SetupPage } from "./pages/setup.tsx";
 import { getAsset } from "./assets.ts";
+import { accessPages } from "./access_routes.tsx";
 import { destinationPages } from "./destination_routes.tsx";
 import { settingsPages } from "./settings_routes.tsx";
 import { emptyLinkForm, formText, parseLinkForm } from "./forms.ts";
@@ -78,7 +79,11 @@ const dateInput = z.iso.date("must be a date (YYYY-MM-DD)");
 
 type Node = HtmlEscapedString | Promise<HtmlEscapedString>;
 
-function page(c: Context, node: Node, status: 200 | 400 | 401 | 403 | 404 | 500 | 503 = 200) {
+function page(
+  c: Context,
+  node: Node,
+  status: 200 | 400 | 401 | 403 | 404 | 409 | 500 | 503 = 200,
+) {
   return c.html(html`<!doctype html>${node}`, status);
 }
 
@@ -396,6 +401,9 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
 
   // …/destinations/… – push destinations, their delivery state, tests and secrets
   destinationPages(app, deps, { page, loadEnv });
+
+  // …/api-keys, /projects/:hashid/members, …/audit, /accounts, /account – team access
+  accessPages(app, deps, { page, loadEnv });
 
   // GET /dashboard/environments/:project_id/links – dashboard links, searched and paged
   app.get("/environments/:project_id/links", async (c) => {

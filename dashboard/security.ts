@@ -6,10 +6,18 @@ import type { Config } from "../config.ts";
 import type { AuditContext } from "../services/access/audit.ts";
 import { matchedRoutes } from "hono/route";
 import { authorize } from "../services/access/authorize.ts";
-import { isOperation } from "../services/access/permissions.ts";
+import { memberRole } from "../services/access/members.ts";
+import {
+  isOperation,
+  type Operation,
+  type Permission,
+  PERMISSIONS,
+  roleAtLeast,
+} from "../services/access/permissions.ts";
 import { actorOf } from "../services/access/principal.ts";
 import { routeAccess } from "../services/access/routes.ts";
 import type { AppDeps } from "../services/deps.ts";
+import type { Clock } from "../services/clock.ts";
 import { csrfTokenMatches, resumeSession, type Session } from "../services/sessions.ts";
 
 export const SESSION_COOKIE = "dashboard_session";
@@ -28,7 +36,7 @@ export const CONTENT_SECURITY_POLICY = [
 ].join("; ");
 
 export interface DashboardEnv {
-  Variables: { requestId: string; session: Session };
+  Variables: { requestId: string; session: Session; clock: Clock };
 }
 
 /** On every dashboard response, pages, redirects, errors and assets alike. */
@@ -137,7 +145,11 @@ function forbidden(c: Context, message: string): Response {
 
 /** Who is changing something through this page, for the audit entry the service writes. */
 export function auditOf(c: Context<DashboardEnv>): AuditContext {
-  return { actor: actorOf(c.get("session").principal), requestId: c.get("requestId") };
+  return {
+    actor: actorOf(c.get("session").principal),
+    requestId: c.get("requestId"),
+    at: c.get("clock").now(),
+  };
 }
 
 /** The values of a route pattern's `:name` segments in `path` (dashboard patterns are plain). */
@@ -167,6 +179,9 @@ export function requireAccess(deps: AppDeps): MiddlewareHandler<DashboardEnv> {
     if (access === undefined) {
       throw new Error(`${c.req.method} ${route.path} has no entry in the access table`);
     }
+    c.set("clock", deps.clock);
+    const session = c.get("session");
+    session.role = session.principal.type === "admin_token" ? "instance" : null;
     if (isOperation(access)) {
       let params: Record<string, string>;
       try {
@@ -174,11 +189,21 @@ export function requireAccess(deps: AppDeps): MiddlewareHandler<DashboardEnv> {
       } catch {
         return c.text("There is no such page.", 404);
       }
-      await authorize(deps.sql, c.get("session").principal, access, {
-        environmentId: params["project_id"],
-        projectHashid: params["hashid"],
-      });
+      const target = { environmentId: params["project_id"], projectHashid: params["hashid"] };
+      await authorize(deps.sql, session.principal, access, target);
+      if (session.principal.type === "account") {
+        session.role = await memberRole(deps.sql, session.principal.id, target);
+      }
     }
     await next();
   };
+}
+
+/** Whether the page's session may perform `operation` on the page's project (for navigation). */
+export function may(session: Session | undefined, operation: Operation): boolean {
+  const role = session?.role;
+  if (role === "instance") return true;
+  const needed: Permission["role"] = PERMISSIONS[operation].role;
+  return role !== undefined && role !== null && needed !== "instance" &&
+    roleAtLeast(role, needed);
 }

@@ -28,11 +28,16 @@ export function requireAccess(deps: AppDeps): MiddlewareHandler<AppEnv> {
       projectHashid: c.req.param("hashid"),
     });
     c.set("principal", principal);
+    c.set("clock", deps.clock);
     await next();
   };
 }
 
 /** Who is changing something in this request, for the audit entry the service writes. */
 export function auditOf(c: Context<AppEnv>): AuditContext {
-  return { actor: actorOf(c.get("principal")), requestId: c.get("requestId") };
+  return {
+    actor: actorOf(c.get("principal")),
+    requestId: c.get("requestId"),
+    at: c.get("clock").now(),
+  };
 }

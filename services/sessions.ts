@@ -5,6 +5,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Db, Sql } from "../db/connect.ts";
 import { verifyPassword } from "./access/passwords.ts";
+import type { Role } from "./access/permissions.ts";
 import { ADMIN_TOKEN_PRINCIPAL, type Principal } from "./access/principal.ts";
 import type { Clock } from "./clock.ts";
 import { ApiError } from "./errors.ts";
@@ -20,6 +21,11 @@ export interface Session {
   csrfToken: string;
   /** Who signed in: the instance admin, or an account. */
   principal: Principal;
+  /**
+   * The session's role on the project of the page being served ("instance": the instance admin;
+   * null: none), set by the dashboard's access check so pages show only what it allows.
+   */
+  role?: Role | "instance" | null;
 }
 
 /** Signs in with the admin token from `address`; refused attempts count towards its limit. */

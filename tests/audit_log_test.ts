@@ -63,6 +63,7 @@ Deno.test("each admin API change writes one entry with the admin token as its ac
   assert.deepEqual(created.actor, { type: "admin_token", id: null, name: "admin token" });
   assert.deepEqual(created.target, { type: "project", id: project.id });
   assert.equal(created.request_id, created.response.headers.get("x-request-id"));
+  assert.equal(created.at, srv.clock.now().toISOString(), "dated by the service's clock");
   const env = project.environments.production.project_id;
 
   const steps: [string, () => ReturnType<typeof admin>, string, string?][] = [

@@ -41,7 +41,12 @@ export function LinksPage(props: {
       session={props.session}
       crumbs={envCrumbs(props.env, props.projectName, "Links")}
     >
-      <EnvHeader env={props.env} projectName={props.projectName} active="links" />
+      <EnvHeader
+        session={props.session}
+        env={props.env}
+        projectName={props.projectName}
+        active="links"
+      />
       <section class="card" aria-labelledby="links-h">
         <div class="actions">
           <h2 id="links-h">Links made in the dashboard</h2>
@@ -135,7 +140,12 @@ export function NewLinkPage(props: {
       session={props.session}
       crumbs={envCrumbs(props.env, props.projectName, "New link")}
     >
-      <EnvHeader env={props.env} projectName={props.projectName} active="links" />
+      <EnvHeader
+        session={props.session}
+        env={props.env}
+        projectName={props.projectName}
+        active="links"
+      />
       <form method="post" action={`${envBase(props.env.id)}/links`} class="card">
         <Csrf session={props.session} />
         <h2>New link</h2>
@@ -283,7 +293,12 @@ export function LinkPage(props: {
       session={props.session}
       crumbs={envCrumbs(props.env, props.projectName, l.title || l.path)}
     >
-      <EnvHeader env={props.env} projectName={props.projectName} active="links" />
+      <EnvHeader
+        session={props.session}
+        env={props.env}
+        projectName={props.projectName}
+        active="links"
+      />
       {props.notice && <Notice>{props.notice}</Notice>}
       <div class="grid">
         <section class="card" aria-labelledby="link-h">

@@ -5,7 +5,7 @@ import type { Clock } from "../clock.ts";
 import { ApiError, isUniqueViolation, notFound } from "../errors.ts";
 import { hashSecret, plausibleSecret, randomToken } from "../secrets.ts";
 import { type AuditContext, recordAudit } from "./audit.ts";
-import { assertPasswordRules, hashPassword } from "./passwords.ts";
+import { assertPasswordRules, hashPassword, verifyPassword } from "./passwords.ts";
 import { actorOf } from "./principal.ts";
 
 export const SETUP_LINK_MS = 7 * 24 * 60 * 60_000;
@@ -175,6 +175,7 @@ export async function completeSetup(
     await recordAudit(tx, {
       actor: actorOf({ type: "account", id: account.id, name: account.name, email: account.email }),
       requestId,
+      at: now,
     }, {
       action: "account.set_password",
       project: null,
@@ -186,4 +187,53 @@ export async function completeSetup(
 
 function setupLinkGone(): ApiError {
   return new ApiError("not_found", "this setup link is unknown, already used or expired");
+}
+
+/** The account with this email (any case), or null. */
+export async function findAccountByEmail(db: Db, email: string): Promise<Account | null> {
+  const trimmed = email.trim();
+  if (trimmed.length === 0 || trimmed.length > 320) return null;
+  const [row] = await db<AccountRow[]>`
+    select id, email, name, created_at from accounts where lower(email) = lower(${trimmed})
+  `;
+  return row ? toAccount(row) : null;
+}
+
+/**
+ * Changes a signed-in person's password, given the current one. Their other sessions end (the one
+ * in use, `keepSessionToken`, stays): a password changed because it leaked shuts the door.
+ */
+export async function changePassword(
+  sql: Sql,
+  clock: Clock,
+  account: { id: number; name: string; email: string },
+  input: { current: string; next: string; keepSessionToken: string },
+  requestId: string | null,
+): Promise<void> {
+  assertPasswordRules(input.next, "new password");
+  const [row] = await sql<{ password_hash: string | null }[]>`
+    select password_hash from accounts where id = ${account.id}
+  `;
+  if (!row || !(await verifyPassword(input.current, row.password_hash))) {
+    throw new ApiError("invalid_field", "current password: is not your password", {
+      field: "current password",
+    });
+  }
+  const passwordHash = await hashPassword(input.next);
+  await sql.begin(async (tx) => {
+    await tx`update accounts set password_hash = ${passwordHash} where id = ${account.id}`;
+    await tx`
+      delete from dashboard_sessions
+      where account_id = ${account.id} and token_hash <> ${hashSecret(input.keepSessionToken)}
+    `;
+    await recordAudit(tx, {
+      actor: actorOf({ type: "account", ...account }),
+      requestId,
+      at: clock.now(),
+    }, {
+      action: "account.set_password",
+      project: null,
+      target: { type: "account", id: account.id },
+    });
+  });
 }

@@ -9,6 +9,8 @@ import type { Actor } from "./principal.ts";
 export interface AuditContext {
   actor: Actor;
   requestId: string | null;
+  /** When, as the service's clock tells (the database's clock when absent: the CLI). */
+  at?: Date;
 }
 
 /** The instance operator at the database (cli/admin.ts, and scripts that seed data). */
@@ -53,9 +55,9 @@ export async function recordAudit(
 ): Promise<void> {
   const project = entry.project;
   await tx`
-    insert into audit_log (project_id, actor_type, actor_id, actor_name, action, target_type,
+    insert into audit_log (at, project_id, actor_type, actor_id, actor_name, action, target_type,
       target_id, request_id)
-    values (
+    values (coalesce(${audit.at ?? null}::timestamptz, now()),
       ${
     project === null
       ? null
