@@ -39,7 +39,7 @@ import {
   startAccountSession,
 } from "../services/sessions.ts";
 import { completeSetup, setupLinkAccount } from "../services/access/accounts.ts";
-import { authorizeProjectUpdate } from "../services/access/authorize.ts";
+import { authorize, authorizeProjectUpdate } from "../services/access/authorize.ts";
 import { SetupPage } from "./pages/setup.tsx";
 import { getAsset } from "./assets.ts";
 import { accessPages } from "./access_routes.tsx";
@@ -527,11 +527,21 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
         setTimeout(() => sse.abort(), 1_000);
       }, { once: true });
       const keepalive = setInterval(() => void sse.write(": keep-alive\n\n"), 15_000);
-      // The stream ends with its session (sign-out, or 12 hours idle), checked every 2 s.
+      // The stream ends with its session (sign-out, 12 hours idle, the account removed) or the
+      // person's right to live events here (removed from the project, demoted), checked every 2 s.
       const session = c.get("session");
+      const stillAllowed = async () =>
+        await sessionStands(sql, clock, session.token) &&
+        await authorize(sql, session.principal, "events.live", { environmentId: env.id }).then(
+          () => true,
+          (err) => {
+            if (err instanceof ApiError) return false;
+            throw err;
+          },
+        );
       const sessionCheck = setInterval(() => {
-        sessionStands(sql, clock, session.token).then(
-          (stands) => stands || stream.close(),
+        stillAllowed().then(
+          (allowed) => allowed || stream.close(),
           () => {}, // the database is away: the next check, or the stream's own, decides
         );
       }, SESSION_CHECK_MS);
