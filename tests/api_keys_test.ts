@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { ManualClock } from "./helpers/clock.ts";
 import { createTestDatabase } from "./helpers/database.ts";
+import { gql } from "./helpers/graphql.ts";
 import {
   adminHeaders,
   assertError,
@@ -258,7 +259,7 @@ Deno.test("unknown, malformed and oversized keys are 401", async () => {
   }
 });
 
-Deno.test("neither the SDK API nor the feed accepts an sk_ key", async () => {
+Deno.test("neither the SDK API nor the feed accepts an sk_ key, over REST or GraphQL", async () => {
   const key = await createKey([
     "links:read",
     "links:write",
@@ -274,6 +275,20 @@ Deno.test("neither the SDK API nor the feed accepts an sk_ key", async () => {
     401,
     "unauthorized",
   );
+  const feed = await gql(
+    srv.url,
+    `query($id: ID!) { eventFeed(projectId: $id) { edges { cursor } } }`,
+    {
+      variables: { id: String(env) },
+      headers: bearer(key.value),
+    },
+  );
+  assert.equal(feed.errors?.[0]?.extensions?.code, "UNAUTHENTICATED");
+  assert.equal(feed.data?.eventFeed ?? null, null);
+  const link = await gql(srv.url, `{ projectMetrics { path } }`, {
+    headers: { "PROJECT-KEY": key.value, ENVIRONMENT: "test" },
+  });
+  assert.equal(link.errors?.[0]?.extensions?.code, "UNAUTHENTICATED");
   assertError(
     await call(srv.url, "GET", "/api/v1/sdk/metrics_for_project", {
       headers: { "PROJECT-KEY": key.value, ENVIRONMENT: "production" },
