@@ -32,5 +32,8 @@ EXPOSE 8000
 HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 \
   CMD ["deno", "eval", "const r = await fetch(`http://127.0.0.1:${Deno.env.get('PORT') ?? 8000}/readyz`).catch(() => null); Deno.exit(r?.ok ? 0 : 1);"]
 
-# The image's entry point runs `deno` with these arguments: `deno task start`, as in the README.
+# The image's entry point runs `deno` with these arguments: `deno task start`, as in the README,
+# with the task's permissions only: network, environment, read, write (docs/operations.md,
+# "Permissions"). For HTTPS webhook receivers behind a private CA, mount the CA's certificate and
+# name it in DENO_CERT: `docker run -v ./ca.pem:/ca.pem:ro -e DENO_CERT=/ca.pem …`.
 CMD ["task", "start"]

@@ -10,9 +10,12 @@ import type { AppEnv } from "./rest/deps.ts";
 import { errorResponse, toErrorResponse } from "./rest/errors.ts";
 import { accessLog, limitBody, nextRequestId } from "./rest/middleware.ts";
 import { exportRoutes } from "./rest/export.ts";
+import { analyticsRoutes } from "./rest/analytics.ts";
 import { feedRoutes } from "./rest/feed.ts";
 import { liveRoutes } from "./rest/live.ts";
 import { linkHostRoutes } from "./rest/link_host.ts";
+import { linkRoutes } from "./rest/links.ts";
+import { linkCsvRoutes } from "./rest/link_csv.ts";
 import { pageRoutes } from "./pages/routes.ts";
 import { opsRoutes } from "./rest/ops.ts";
 import { sdkRoutes } from "./rest/sdk.ts";
@@ -50,8 +53,11 @@ export function createApp(given: AppDeps): Hono<AppEnv> {
   app.route("/api/v1", adminRoutes(deps));
   app.route("/api/v1", destinationRoutes(deps));
   app.route("/api/v1", adminDashboardRoutes(deps));
+  app.route("/api/v1", linkCsvRoutes(deps));
+  app.route("/api/v1", linkRoutes(deps));
   app.route("/api/v1", exportRoutes(deps));
   app.route("/api/v1", accessRoutes(deps));
+  app.route("/api/v1", analyticsRoutes(deps));
   // The web interface for people (HTML, its own session and error pages).
   app.route("/dashboard", dashboardRoutes(deps));
   // Last: the link host answers GET/HEAD /<path> for whatever the routes above did not take.

@@ -13,6 +13,8 @@ export interface Config {
   cursorSecret: string | null;
   linkBaseUrl: string;
   analyticsRetentionDays: number;
+  /** How long the analytics rollups (what analytics queries read) are kept, in days. */
+  analyticsRollupDays: number;
   /** Feed reads admitted per token in any 60 s window; the contract's 120, raised only for load tests. */
   feedRateLimit: number;
   logLevel: "debug" | "info" | "warn" | "error";
@@ -22,10 +24,16 @@ export interface Config {
   destinationsAllowPrivate: boolean;
   /**
    * Behind one reverse proxy: the dashboard then takes the scheme from X-Forwarded-Proto (for
-   * its cookie's Secure flag) and the client address from X-Forwarded-For's last entry (for its
-   * sign-in limit). Off, both come from the connection itself.
+   * its cookie's Secure flag) and the client address from X-Forwarded-For's last entry (for the
+   * limit on wrong admin tokens, services/admin_token_limit.ts). Off, both come from the
+   * connection itself.
    */
   trustProxy: boolean;
+  /**
+   * The hashid of the one project whose apps the default host (LINK_BASE_URL's) declares in its
+   * association files; null: that host declares none (services/apps.ts says why).
+   */
+  defaultHostAppsProject: string | null;
 }
 
 export class ConfigError extends Error {
@@ -69,6 +77,10 @@ const envSchema = z.object({
     blankToUndefined,
     wholeNumber("must be a number of days from 1 to 3650", 1, 3650).default(90),
   ),
+  ANALYTICS_ROLLUP_DAYS: z.preprocess(
+    blankToUndefined,
+    wholeNumber("must be a number of days from 1 to 3650", 1, 3650).default(400),
+  ),
   FEED_RATE_LIMIT: z.preprocess(
     blankToUndefined,
     wholeNumber("must be a whole number of requests, at least 1", 1).default(120),
@@ -84,6 +96,11 @@ const envSchema = z.object({
   TRUST_PROXY: z.preprocess(
     blankToUndefined,
     z.enum(["true", "false"], { error: "must be true or false" }).default("false"),
+  ),
+  DEFAULT_HOST_APPS_PROJECT: z.preprocess(
+    blankToUndefined,
+    z.string().regex(/^[A-Za-z0-9]{1,64}$/, "must be a project's hashid (its id in the admin API)")
+      .optional(),
   ),
   LOG_LEVEL: z.preprocess(
     blankToUndefined,
@@ -119,11 +136,13 @@ export function resolveConfig(
       "",
     ),
     analyticsRetentionDays: e.ANALYTICS_RETENTION_DAYS,
+    analyticsRollupDays: e.ANALYTICS_ROLLUP_DAYS,
     feedRateLimit: e.FEED_RATE_LIMIT,
     logLevel: e.LOG_LEVEL,
     graphqlIntrospection: e.GRAPHQL_INTROSPECTION === "true",
     destinationsAllowPrivate: e.DESTINATIONS_ALLOW_PRIVATE === "true",
     trustProxy: e.TRUST_PROXY === "true",
+    defaultHostAppsProject: e.DEFAULT_HOST_APPS_PROJECT ?? null,
   };
 }
 

@@ -4,12 +4,13 @@ import { openDatabase } from "./db/connect.ts";
 import { surviveClosedConnectionWrites } from "./db/closed_write.ts";
 import { createApp } from "./app.ts";
 import { resolveAdminToken } from "./services/admin_token.ts";
+import { defaultHostOwnerProblem } from "./services/apps.ts";
 import { systemClock } from "./services/clock.ts";
 import { DeliveryWorker, sealMigratedSecrets } from "./services/delivery.ts";
 import { startFeedWakeup } from "./services/feed_wakeup.ts";
 import { maintainPartitions, startBackgroundJobs } from "./services/jobs.ts";
 import { LiveTails } from "./services/live_tail.ts";
-import { createLogger, describeError } from "./services/log.ts";
+import { createLogger, describeError, installFlushOnExit, stdoutLines } from "./services/log.ts";
 import { resolveCursorSecret } from "./services/settings.ts";
 import { ViewRecorder } from "./services/view_recorder.ts";
 
@@ -27,7 +28,8 @@ try {
   throw err;
 }
 
-const logger = createLogger(config.logLevel);
+const logger = createLogger(config.logLevel, stdoutLines.write);
+installFlushOnExit(stdoutLines);
 // A known postgres.js crash when the database drops a connection (db/closed_write.ts).
 surviveClosedConnectionWrites(() =>
   logger.warn("database connection closed during a write; postgres.js reconnects", {})
@@ -50,6 +52,11 @@ if (admin.generated) {
       `and send them the setup_url of the answer (valid 7 days); then add them to a project.\n` +
       `docs/access.md has the roles, API keys and the audit log.\n`,
   );
+}
+
+if (config.defaultHostAppsProject) {
+  const problem = await defaultHostOwnerProblem(db.sql, config.defaultHostAppsProject);
+  if (problem) logger.warn(`DEFAULT_HOST_APPS_PROJECT ${problem}`, {});
 }
 
 const deps = {

@@ -9,11 +9,13 @@ import { createApp } from "../app.ts";
 import { systemClock } from "../services/clock.ts";
 import { recordEvents } from "../services/events.ts";
 import { createFeedToken } from "../services/feed_tokens.ts";
-import { createLink, type LinkRow } from "../services/links.ts";
+import { createLink, type LinkRow } from "../services/links/links.ts";
 import { createProject } from "../services/projects.ts";
 import { createLogger } from "../services/log.ts";
 import { hashSecret } from "../services/secrets.ts";
 import { ViewRecorder } from "../services/view_recorder.ts";
+import { benchLogWriter } from "./logging.ts";
+import { checkScript, parseWrkReport, type WrkExpect, type WrkResult } from "./wrk_check.ts";
 
 export const ADMIN_TOKEN = "bench-admin-token-0123456789";
 export const CURSOR_SECRET = "bench-cursor-secret-0123456789abcdefghijkl";
@@ -67,7 +69,7 @@ export function serve(handler: Deno.ServeHandler): Served {
   };
 }
 
-/** The real app, configured as in production (logging included, written nowhere). */
+/** The real app, configured as in production (logging included, into a drained pipe). */
 export function serveService(sql: Sql, env: Record<string, string> = {}): Served {
   const config = resolveConfig({
     DATABASE_URL: "postgres://bench",
@@ -76,7 +78,7 @@ export function serveService(sql: Sql, env: Record<string, string> = {}): Served
     FEED_RATE_LIMIT: "100000000",
     ...env,
   });
-  const logger = createLogger("info", () => {});
+  const logger = createLogger("info", benchLogWriter());
   const app = createApp({
     sql,
     config,
@@ -89,62 +91,50 @@ export function serveService(sql: Sql, env: Record<string, string> = {}): Served
   return serve(app.fetch);
 }
 
-export interface WrkResult {
-  rps: number;
-  p50ms: number;
-  p99ms: number;
-  requests: number;
-  errors: number;
-}
+export type { WrkExpect, WrkResult } from "./wrk_check.ts";
 
 export interface WrkOptions {
   connections: number;
   seconds: number;
   threads?: number;
   headers?: Record<string, string>;
-  /** A wrk Lua script (method, body), written to a temp file. */
+  /** A wrk Lua script (method, body, request()), written to a temp file. */
   lua?: string;
+  /** What every answer must be: status 200 and any body unless given. */
+  expect?: WrkExpect;
 }
 
-function toMs(v: string, unit: string): number {
-  const n = Number(v);
-  return unit === "us" ? n / 1000 : unit === "s" ? n * 1000 : unit === "m" ? n * 60000 : n;
-}
-
+/**
+ * One wrk run. Every answer is counted by status and, where `expect` asks, its body checked
+ * (bench/wrk_check.ts): the result's `problems` say why the run is not a valid measurement.
+ */
 export async function wrk(url: string, o: WrkOptions): Promise<WrkResult> {
+  const expect = o.expect ?? { status: 200 };
+  if (
+    o.lua && /\b(setup|init|response|done)\s*=|function\s+(setup|init|response|done)\b/.test(o.lua)
+  ) {
+    throw new Error("a bench wrk script must not define setup, init, response or done");
+  }
   const args = [
     `-t${o.threads ?? Math.min(2, o.connections)}`,
     `-c${o.connections}`,
     `-d${o.seconds}s`,
-    "--latency",
   ];
   for (const [k, v] of Object.entries(o.headers ?? {})) args.push("-H", `${k}: ${v}`);
-  let script: string | undefined;
-  if (o.lua) {
-    script = await Deno.makeTempFile({ suffix: ".lua" });
-    await Deno.writeTextFile(script, o.lua);
-    args.push("-s", script);
+  const script = await Deno.makeTempFile({ suffix: ".lua" });
+  try {
+    await Deno.writeTextFile(script, (o.lua ?? "") + checkScript(expect));
+    args.push("-s", script, url);
+    const out = await new Deno.Command("wrk", { args, stdout: "piped", stderr: "piped" }).output();
+    const stderr = new TextDecoder().decode(out.stderr);
+    if (!out.success) throw new Error(`wrk failed: ${stderr}`);
+    const result = parseWrkReport(new TextDecoder().decode(out.stdout), expect);
+    // A clean run writes nothing there (a Lua error makes wrk exit 1: thrown above).
+    if (stderr.trim()) result.problems.push(`wrk: ${stderr.trim().split("\n")[0]}`);
+    return result;
+  } finally {
+    await Deno.remove(script);
   }
-  args.push(url);
-  const out = await new Deno.Command("wrk", { args, stdout: "piped", stderr: "piped" }).output();
-  if (script) await Deno.remove(script);
-  const text = new TextDecoder().decode(out.stdout);
-  if (!out.success) throw new Error(`wrk failed: ${new TextDecoder().decode(out.stderr)}`);
-  const num = (re: RegExp) => Number(text.match(re)?.[1] ?? NaN);
-  const lat = (pct: string) => {
-    const m = text.match(new RegExp(`^\\s*${pct}%\\s+([0-9.]+)(us|ms|s|m)`, "m"));
-    return m ? toMs(m[1]!, m[2]!) : NaN;
-  };
-  const non2xx = num(/Non-2xx or 3xx responses: (\d+)/) || 0;
-  const socketErrors = [...text.matchAll(/(connect|read|write|timeout) (\d+)/g)]
-    .reduce((s, m) => s + Number(m[2]), 0);
-  return {
-    rps: num(/Requests\/sec:\s+([0-9.]+)/),
-    p50ms: lat("50"),
-    p99ms: lat("99"),
-    requests: num(/(\d+) requests in/),
-    errors: non2xx + socketErrors,
-  };
 }
 
 /** A wrk Lua script that POSTs `body` as JSON on every request. */
@@ -163,6 +153,8 @@ export interface Comparison {
   service: WrkResult;
   baseline: WrkResult;
   ratio: number;
+  /** Every round's problems, the baseline's marked as such: the comparison is invalid if any. */
+  problems: string[];
 }
 
 /**
@@ -180,16 +172,29 @@ export async function compare(
     b.push(await baseline());
     s.push(await service());
   }
-  const pick = (rs: WrkResult[]): WrkResult => ({
-    rps: median(rs.map((r) => r.rps)),
-    p50ms: median(rs.map((r) => r.p50ms)),
-    p99ms: median(rs.map((r) => r.p99ms)),
-    requests: rs.reduce((n, r) => n + r.requests, 0),
-    errors: rs.reduce((n, r) => n + r.errors, 0),
-  });
+  const pick = (rs: WrkResult[]): WrkResult => {
+    const statuses: Record<string, number> = {};
+    for (const r of rs) {
+      for (const [k, n] of Object.entries(r.statuses)) statuses[k] = (statuses[k] ?? 0) + n;
+    }
+    return {
+      rps: median(rs.map((r) => r.rps)),
+      p50ms: median(rs.map((r) => r.p50ms)),
+      p99ms: median(rs.map((r) => r.p99ms)),
+      requests: rs.reduce((n, r) => n + r.requests, 0),
+      errors: rs.reduce((n, r) => n + r.errors, 0),
+      statuses,
+      problems: rs.flatMap((r) => r.problems),
+    };
+  };
   const service_ = pick(s);
   const baseline_ = pick(b);
-  return { service: service_, baseline: baseline_, ratio: service_.rps / baseline_.rps };
+  return {
+    service: service_,
+    baseline: baseline_,
+    ratio: service_.rps / baseline_.rps,
+    problems: [...service_.problems, ...baseline_.problems.map((p) => `baseline: ${p}`)],
+  };
 }
 
 export function fmt(n: number, digits = 1): string {

@@ -3,7 +3,7 @@
 // finding where a hot path's JavaScript time goes before optimising it.
 import { CLI_AUDIT } from "../services/access/audit.ts";
 import { parseArgs } from "node:util";
-import { createLink } from "../services/links.ts";
+import { createLink } from "../services/links/links.ts";
 import { createProject } from "../services/projects.ts";
 import {
   benchDatabase,
@@ -118,6 +118,7 @@ const scenarios: Record<string, () => ReturnType<typeof wrk>> = {
       connections: 32,
       seconds,
       headers: { "User-Agent": "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X)" },
+      expect: { status: 302 },
     }),
 };
 const result = await scenarios[scenario]!();

@@ -1,7 +1,9 @@
 // deno task bench [-- --seconds N] [--only sdk,retention] [--feed-rows N] [--retention-rows N]:
 // every benchmark, each as a ratio against a baseline measured in the same run. Needs wrk
 // (Debian package `wrk`) and a PostgreSQL (BENCH_DATABASE_URL, DATABASE_URL, or
-// postgres://postgres@127.0.0.1:5432/postgres).
+// postgres://postgres@127.0.0.1:5432/postgres). Exits 1 if a row's measurement is invalid (a
+// scenario failed, a timeout, an unexpected answer, missing data), else 2 if a target was
+// missed, else 0 (bench/rows.ts).
 import { parseArgs } from "node:util";
 import { accessBenchmarks } from "./access.ts";
 import { benchDatabase } from "./lib.ts";
@@ -9,8 +11,11 @@ import { deliveryBenchmarks } from "./delivery.ts";
 import { feedBenchmarks } from "./feed.ts";
 import { graphqlBenchmarks } from "./graphql.ts";
 import { liveBenchmarks } from "./live.ts";
+import { linkListBenchmarks } from "./links.ts";
+import { loggingBenchmarks } from "./logging.ts";
 import { retentionBenchmarks } from "./retention.ts";
-import { type Row, sdkBenchmarks } from "./sdk.ts";
+import { exitStatus, failedScenario, renderTable, type Row } from "./rows.ts";
+import { sdkBenchmarks } from "./sdk.ts";
 
 const argv = Deno.args[0] === "--" ? Deno.args.slice(1) : Deno.args;
 const { values } = parseArgs({
@@ -20,12 +25,22 @@ const { values } = parseArgs({
     only: { type: "string" },
     "feed-rows": { type: "string", default: "2000000" },
     "retention-rows": { type: "string", default: "1000000" },
+    help: { type: "boolean" },
   },
 });
 const seconds = Number(values.seconds);
 
 // deno-lint-ignore no-console
 const print = (s: string) => console.log(s);
+
+if (values.help) {
+  print(
+    "deno task bench [-- --seconds N] [--only sdk,feed,graphql,delivery,live,retention]\n" +
+      "  [--feed-rows N] [--retention-rows N]\n" +
+      "Exit status: 1 if a row is invalid, else 2 if a target was missed, else 0.",
+  );
+  Deno.exit(0);
+}
 
 try {
   await new Deno.Command("wrk", { args: ["--version"], stdout: "null", stderr: "null" }).output();
@@ -42,18 +57,33 @@ const suites: Record<string, (db: Awaited<ReturnType<typeof benchDatabase>>) => 
   live: (db) => liveBenchmarks(db, seconds),
   retention: (db) => retentionBenchmarks(db, Number(values["retention-rows"])),
   access: (db) => accessBenchmarks(db, seconds),
+  links: (db) => linkListBenchmarks(db, seconds),
+  logging: () => loggingBenchmarks(seconds),
 };
+
+const only = values.only?.split(",");
+const unknown = only?.filter((name) => !(name in suites)) ?? [];
+if (unknown.length > 0) {
+  print(`unknown scenario ${unknown.join(", ")}: one of ${Object.keys(suites).join(", ")}`);
+  Deno.exit(1);
+}
 
 const rows: Row[] = [];
 for (const [name, run] of Object.entries(suites)) {
-  if (values.only && !values.only.split(",").includes(name)) continue;
-  const db = await benchDatabase();
+  if (only && !only.includes(name)) continue;
+  // A scenario that throws is an invalid row; the others still run.
   try {
-    rows.push(...await run(db));
-  } finally {
-    await db.close();
+    const db = await benchDatabase();
+    try {
+      rows.push(...await run(db));
+    } finally {
+      await db.close();
+    }
+  } catch (error) {
+    print(`${name} failed: ${error instanceof Error ? error.stack : error}`);
+    rows.push(failedScenario(name, error));
   }
 }
 
-print("\n| benchmark | figure | target | met |\n|---|---|---|---|");
-for (const r of rows) print(`| ${r.name} | ${r.figure} | ${r.target} | ${r.pass ? "yes" : "no"} |`);
+print(`\n${renderTable(rows)}`);
+Deno.exit(exitStatus(rows));

@@ -1,7 +1,9 @@
 // The dashboard's link form: its fields as typed (to show them again beside the errors) and the
 // typed input they make, validated by the same schema as every other way to make a link.
 import { fieldPath } from "../services/errors.ts";
-import { type NewLinkInput, newLinkInput } from "../inputs/links.ts";
+import { createManagedLinkBody, patchLinkBody } from "../inputs/links.ts";
+import type { z } from "zod";
+import type { LinkRow } from "../services/links/links.ts";
 
 type FormBody = Record<string, string | File | (string | File)[]>;
 
@@ -17,6 +19,10 @@ const TEXT_FIELDS = [
   "tracking_campaign",
   "tracking_source",
   "tracking_medium",
+  "path",
+  "expires_at",
+  "max_views",
+  "expired_url",
 ] as const;
 const CHECKBOXES = [
   "show_preview_ios",
@@ -50,9 +56,58 @@ const FIELD_OF_PATH: Record<string, string> = {
   "desktop_custom_redirect.url": "desktop_url",
 };
 
+/** A link's current values in the form's fields (the edit form). */
+export function linkFormValues(l: LinkRow): LinkFormValues {
+  return {
+    title: l.title,
+    subtitle: l.subtitle,
+    image: l.image ?? "",
+    ios_url: l.ios_custom_redirect.url ?? "",
+    android_url: l.android_custom_redirect.url ?? "",
+    desktop_url: l.desktop_custom_redirect.url ?? "",
+    data: Object.keys(l.data).length ? JSON.stringify(l.data) : "",
+    tags: l.tags.map(String).join(", "),
+    tracking_campaign: l.tracking_campaign ?? "",
+    tracking_source: l.tracking_source ?? "",
+    tracking_medium: l.tracking_medium ?? "",
+    path: l.path,
+    expires_at: l.expires_at?.toISOString() ?? "",
+    max_views: l.max_views === null ? "" : String(l.max_views),
+    expired_url: l.expired_url ?? "",
+    show_preview_ios: l.show_preview_ios,
+    show_preview_android: l.show_preview_android,
+    ios_open_app: l.ios_custom_redirect.open_app_if_installed === true,
+    android_open_app: l.android_custom_redirect.open_app_if_installed === true,
+  };
+}
+
+export type NewLinkForm = z.output<typeof createManagedLinkBody>;
+export type EditLinkForm = z.output<typeof patchLinkBody>;
+
+/** The create form: every field, a chosen path and expiry, validated as the admin API does. */
 export function parseLinkForm(
   form: FormBody,
-): { values: LinkFormValues; input: NewLinkInput | null; errors: Record<string, string> } {
+): { values: LinkFormValues; input: NewLinkForm | null; errors: Record<string, string> } {
+  const r = readLinkForm(form, "new");
+  return r as { values: LinkFormValues; input: NewLinkForm | null; errors: Record<string, string> };
+}
+
+/** The edit form: every editable field; an emptied field is cleared. */
+export function parseEditLinkForm(
+  form: FormBody,
+): { values: LinkFormValues; input: EditLinkForm | null; errors: Record<string, string> } {
+  const r = readLinkForm(form, "edit");
+  return r as {
+    values: LinkFormValues;
+    input: EditLinkForm | null;
+    errors: Record<string, string>;
+  };
+}
+
+function readLinkForm(
+  form: FormBody,
+  mode: "new" | "edit",
+): { values: LinkFormValues; input: unknown; errors: Record<string, string> } {
   const values = emptyLinkForm();
   for (const f of TEXT_FIELDS) values[f] = formText(form, f);
   for (const f of CHECKBOXES) values[f] = formText(form, f) === "on";
@@ -66,11 +121,16 @@ export function parseLinkForm(
       errors.data = 'must be a JSON object, e.g. {"promo": "spring"}';
     }
   }
-  const blank = (s: string) => (s.trim() === "" ? undefined : s.trim());
+  // Empty: absent on the create form, cleared (null) on the edit form.
+  const blank = (s: string) => (s.trim() === "" ? (mode === "new" ? undefined : null) : s.trim());
   const redirect = (url: string, openApp?: boolean) =>
-    blank(url) === undefined && !openApp
-      ? undefined
-      : { url: blank(url), open_app_if_installed: openApp || undefined };
+    blank(url) == null && !openApp
+      ? blank("")
+      : { url: blank(url) ?? undefined, open_app_if_installed: openApp || undefined };
+  let maxViews: unknown = blank(values.max_views);
+  if (typeof maxViews === "string") {
+    maxViews = /^[0-9]+$/.test(maxViews) ? Number(maxViews) : maxViews;
+  }
   const candidate = {
     title: blank(values.title),
     subtitle: blank(values.subtitle),
@@ -85,8 +145,15 @@ export function parseLinkForm(
     tracking_campaign: blank(values.tracking_campaign),
     tracking_source: blank(values.tracking_source),
     tracking_medium: blank(values.tracking_medium),
+    expires_at: blank(values.expires_at),
+    max_views: maxViews,
+    expired_url: blank(values.expired_url),
+    ...(mode === "new" ? { path: blank(values.path) } : {}),
   };
-  const parsed = newLinkInput.safeParse(candidate);
+  if (mode === "edit" && candidate.data === undefined) (candidate as { data: unknown }).data = null;
+  const parsed = mode === "new"
+    ? createManagedLinkBody.safeParse(candidate)
+    : patchLinkBody.safeParse(candidate);
   if (!parsed.success) {
     for (const issue of parsed.error.issues) {
       const path = fieldPath(issue.path);

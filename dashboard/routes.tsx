@@ -8,12 +8,12 @@ import { renderSVG } from "uqr";
 import { z } from "zod";
 import { chartQuery, listQuery } from "../inputs/dashboard.ts";
 import { text } from "../inputs/common.ts";
+import { clientAddress } from "../inputs/headers.ts";
 import {
-  createDashboardLink,
   getDashboardLink,
   listDashboardLinks,
   topDashboardLinks,
-} from "../services/dashboard_links.ts";
+} from "../services/links/dashboard.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { ApiError, classifyError, ERROR_STATUS } from "../services/errors.ts";
 import { eventsPerDay } from "../services/events_per_day.ts";
@@ -21,7 +21,8 @@ import { planExport, streamExport } from "../services/export.ts";
 import { readAdmittedPage } from "../services/feed.ts";
 import { LiveTails } from "../services/live_tail.ts";
 import { createFeedToken, listFeedTokens, revokeFeedToken } from "../services/feed_tokens.ts";
-import { accessPath, setLinkActive } from "../services/links.ts";
+import { accessPath } from "../services/links/links.ts";
+import { createManagedLink, deleteLink, updateLink } from "../services/links/manage.ts";
 import { describeError } from "../services/log.ts";
 import {
   createProject,
@@ -45,12 +46,18 @@ import { getAsset } from "./assets.ts";
 import { accessPages } from "./access_routes.tsx";
 import { destinationPages } from "./destination_routes.tsx";
 import { settingsPages } from "./settings_routes.tsx";
-import { emptyLinkForm, formText, parseLinkForm } from "./forms.ts";
+import {
+  emptyLinkForm,
+  formText,
+  linkFormValues,
+  parseEditLinkForm,
+  parseLinkForm,
+} from "./forms.ts";
 import { envBase } from "./layout.tsx";
 import { ErrorPage } from "./pages/error.tsx";
 import { ExportPage } from "./pages/export.tsx";
 import { LivePage } from "./pages/live.tsx";
-import { LinkPage, LinksPage, NewLinkPage } from "./pages/links.tsx";
+import { DeleteLinkPage, LinkPage, LinksPage, NewLinkPage } from "./pages/links.tsx";
 import { MetricsPage } from "./pages/metrics.tsx";
 import { ProjectPage, ProjectsPage, RegenerateKeyPage } from "./pages/projects.tsx";
 import { SignInPage } from "./pages/signin.tsx";
@@ -59,7 +66,6 @@ import {
   auditOf,
   BASE,
   clearSessionCookie,
-  clientAddress,
   type DashboardEnv,
   isCrossSite,
   requireAccess,
@@ -115,8 +121,9 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
     return page(c, <SignInPage expired={c.req.query("expired") === "1"} />);
   });
 
-  // POST /dashboard/sign-in – email and password, or the admin token, in; session cookie out;
-  // failures limited per address (the same count for both)
+  // POST /dashboard/sign-in – email and password, or the admin token, in; session cookie out. The
+  // admin token goes through the one admin-token check and its limit (shared with the REST admin
+  // API); passwords have their own limit per address (services/access/password_limit.ts).
   app.post("/sign-in", async (c) => {
     if (isCrossSite(c)) return c.text("This request came from another site and was refused.", 403);
     const form = await c.req.parseBody();
@@ -126,11 +133,11 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
         ? await signInWithPassword(sql, clock, {
           email: formText(form, "email"),
           password: formText(form, "password"),
-          address: clientAddress(c, config),
+          address: clientAddress(c, config.trustProxy),
         })
         : await signIn(sql, clock, {
           adminToken: formText(form, "token").trim(),
-          address: clientAddress(c, config),
+          address: clientAddress(c, config.trustProxy),
           adminTokenHash: deps.adminTokenHash,
         });
       setSessionCookie(c, s.token, config);
@@ -139,9 +146,13 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
       if (!(err instanceof ApiError)) throw err;
       if (err.retryAfter !== undefined) c.header("Retry-After", String(err.retryAfter));
       const message = err.code === "rate_limited"
-        ? `Too many ${
-          withPassword ? "failed sign-ins" : "wrong tokens"
-        } from your address. Try again in ${Math.ceil((err.retryAfter ?? 60) / 60)} minutes.`
+        ? (withPassword
+          ? `Too many failed sign-ins from your address. Try again in ${
+            Math.ceil((err.retryAfter ?? 60) / 60)
+          } minutes.`
+          : `Too many wrong tokens were tried. Try again in ${
+            Math.ceil((err.retryAfter ?? 60) / 60)
+          } minutes.`)
         : withPassword
         ? "That email and password do not match an account."
         : "That is not this instance's admin token.";
@@ -435,8 +446,17 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
     const ctx = await loadEnv(c);
     const { values, input, errors } = parseLinkForm(await c.req.parseBody());
     if (!input) return page(c, <NewLinkPage {...ctx} values={values} errors={errors} />, 400);
-    const row = await createDashboardLink(sql, ctx.env.id, input, auditOf(c));
-    return c.redirect(`${envBase(ctx.env.id)}/links/${row.path}?created=1`, 303);
+    try {
+      const row = await createManagedLink(sql, ctx.env.id, input, "dashboard", auditOf(c));
+      return c.redirect(`${envBase(ctx.env.id)}/links/${row.path}?created=1`, 303);
+    } catch (err) {
+      // A path taken (now or ever) or reserved: shown beside the field, as the others are.
+      if (err instanceof ApiError && err.field === "path") {
+        const errors = { path: err.message.replace(/^path: /, "") };
+        return page(c, <NewLinkPage {...ctx} values={values} errors={errors} />, 400);
+      }
+      throw err;
+    }
   });
 
   async function loadLink(c: Context<DashboardEnv>) {
@@ -453,6 +473,12 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
       ? "Link created."
       : c.req.query("changed") === "1"
       ? (ctx.link.active ? "Link activated." : "Link deactivated.")
+      : c.req.query("edited") === "1"
+      ? "Link saved."
+      : c.req.query("archived") === "true"
+      ? "Link archived: it answers 404 and leaves the lists until it is brought back."
+      : c.req.query("archived") === "false"
+      ? "Link brought back from the archive."
       : undefined;
     return page(c, <LinkPage {...ctx} linkBaseUrl={config.linkBaseUrl} notice={notice} />);
   });
@@ -465,8 +491,61 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
     if (active !== "true" && active !== "false") {
       throw new ApiError("invalid_field", "active: must be true or false");
     }
-    await setLinkActive(sql, String(env.id), link.path, active === "true", auditOf(c));
+    await updateLink(sql, env.id, link.path, { active: active === "true" }, auditOf(c));
     return c.redirect(`${envBase(env.id)}/links/${link.path}?changed=1`, 303);
+  });
+
+  // GET /dashboard/environments/:project_id/links/:path/edit – every editable field
+  app.get("/environments/:project_id/links/:path/edit", async (c) => {
+    const ctx = await loadLink(c);
+    return page(
+      c,
+      <NewLinkPage
+        {...ctx}
+        values={linkFormValues(ctx.link)}
+        errors={{}}
+        editing={ctx.link.path}
+      />,
+    );
+  });
+
+  // POST /dashboard/environments/:project_id/links/:path/edit – save the edit
+  app.post("/environments/:project_id/links/:path/edit", async (c) => {
+    const ctx = await loadLink(c);
+    const { values, input, errors } = parseEditLinkForm(await c.req.parseBody());
+    if (!input) {
+      return page(
+        c,
+        <NewLinkPage {...ctx} values={values} errors={errors} editing={ctx.link.path} />,
+        400,
+      );
+    }
+    await updateLink(sql, ctx.env.id, ctx.link.path, input, auditOf(c));
+    return c.redirect(`${envBase(ctx.env.id)}/links/${ctx.link.path}?edited=1`, 303);
+  });
+
+  // POST /dashboard/environments/:project_id/links/:path/archive – archive or bring back
+  app.post("/environments/:project_id/links/:path/archive", async (c) => {
+    const { env, link } = await loadLink(c);
+    const archived = formText(await c.req.parseBody(), "archived");
+    if (archived !== "true" && archived !== "false") {
+      throw new ApiError("invalid_field", "archived: must be true or false");
+    }
+    await updateLink(sql, env.id, link.path, { archived: archived === "true" }, auditOf(c));
+    return c.redirect(`${envBase(env.id)}/links/${link.path}?archived=${archived}`, 303);
+  });
+
+  // GET /dashboard/environments/:project_id/links/:path/delete – asks before deleting
+  app.get("/environments/:project_id/links/:path/delete", async (c) => {
+    const ctx = await loadLink(c);
+    return page(c, <DeleteLinkPage {...ctx} linkBaseUrl={config.linkBaseUrl} />);
+  });
+
+  // POST /dashboard/environments/:project_id/links/:path/delete – the link and its counters go
+  app.post("/environments/:project_id/links/:path/delete", async (c) => {
+    const { env, link } = await loadLink(c);
+    await deleteLink(sql, env.id, link.path, auditOf(c));
+    return c.redirect(`${envBase(env.id)}/links?deleted=1`, 303);
   });
 
   // GET /dashboard/environments/:project_id/links/:path/qr.svg – the QR code (download=1 saves)

@@ -58,17 +58,6 @@ export function isHttps(c: Context, config: Config): boolean {
   return config.trustProxy && c.req.header("X-Forwarded-Proto")?.split(",")[0]?.trim() === "https";
 }
 
-/** The client's address: the connection's, or the one the trusted proxy appended. */
-export function clientAddress(c: Context, config: Config): string {
-  if (config.trustProxy) {
-    const forwarded = c.req.header("X-Forwarded-For")?.split(",").map((s) => s.trim()).at(-1);
-    if (forwarded) return forwarded.slice(0, 100);
-  }
-  // Deno.serve hands its ServeHandlerInfo to app.fetch as Hono's env.
-  const info = c.env as { remoteAddr?: { hostname?: string } } | undefined;
-  return info?.remoteAddr?.hostname ?? "unknown";
-}
-
 export function setSessionCookie(c: Context, token: string, config: Config): void {
   setCookie(c, SESSION_COOKIE, token, {
     path: BASE,

@@ -13,4 +13,3 @@ export const updateProjectBody = projectSettings.extend({
   message: "give name, enterprise, link_domain or apps",
 });
 export const createTokenBody = z.object({ name });
-export const patchLinkBody = z.object({ active: z.boolean() });

@@ -2,7 +2,7 @@
 // through `text` or `jsonObject`: a NUL character or an unpaired surrogate would make PostgreSQL
 // refuse the value (a 500), so both are refused here with a 400.
 import { z } from "zod";
-import { isHttpUrl } from "../services/links.ts";
+import { isHttpUrl } from "../services/links/links.ts";
 // zod's messages in words, installed for every schema (inputs/messages.ts).
 import "./messages.ts";
 

@@ -4,7 +4,7 @@ import { type FeedPage, readFeedPage } from "../services/feed.ts";
 import type { FeedPoint } from "../services/feed_cursor.ts";
 import { FEED_SCHEMA_VERSION, type FeedEnvelope } from "../services/feed_envelope.ts";
 import { bearerToken } from "../inputs/headers.ts";
-import { listLinksByIds } from "../services/links.ts";
+import { listLinksByIds } from "../services/links/links.ts";
 import { ApiError } from "../services/errors.ts";
 import { parseEnvironmentId } from "../services/projects.ts";
 import type { GraphQLContext } from "./context.ts";

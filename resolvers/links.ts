@@ -1,6 +1,6 @@
 import { newLinkInput } from "../inputs/links.ts";
 import { ApiError } from "../services/errors.ts";
-import { accessPath, createLink, getLinkForSdkOrThrow } from "../services/links.ts";
+import { accessPath, createLink, getLinkForSdkOrThrow } from "../services/links/links.ts";
 import { type LinkMetricsNode, projectMetricsForGraphQL } from "../services/metrics.ts";
 import { authenticateSdk, LINK_ENVIRONMENTS, METRICS_ENVIRONMENTS } from "../services/sdk_auth.ts";
 import type { GraphQLContext } from "./context.ts";

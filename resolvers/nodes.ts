@@ -5,7 +5,7 @@
 // execution. Each service object is mapped once here, and every schema field exposes its own
 // name.
 import type { FeedEnvelope, Purchase } from "../services/feed_envelope.ts";
-import { accessPath, type LinkRow, type Redirect, showsPreview } from "../services/links.ts";
+import { accessPath, type LinkRow, type Redirect, showsPreview } from "../services/links/links.ts";
 
 export interface RedirectNode {
   url: string | null;

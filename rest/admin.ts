@@ -1,7 +1,6 @@
 import { Hono } from "hono";
 import { authorizeProjectUpdate } from "../services/access/authorize.ts";
 import { createFeedToken, listFeedTokens, revokeFeedToken } from "../services/feed_tokens.ts";
-import { setLinkActive, toLink } from "../services/links.ts";
 import {
   createProject,
   getProjectOrThrow,
@@ -9,12 +8,7 @@ import {
   updateProject,
 } from "../services/projects.ts";
 import { readBody } from "./body.ts";
-import {
-  createProjectBody,
-  createTokenBody,
-  patchLinkBody,
-  updateProjectBody,
-} from "../inputs/admin.ts";
+import { createProjectBody, createTokenBody, updateProjectBody } from "../inputs/admin.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { auditOf, requireAccess } from "./access.ts";
 import type { AppEnv } from "./deps.ts";
@@ -83,19 +77,6 @@ export function adminRoutes(deps: AppDeps): Hono<AppEnv> {
       auditOf(c),
     );
     return c.body(null, 204);
-  });
-
-  // PATCH /api/v1/projects/:project_id/links/:link_path – activate or deactivate a link
-  app.patch("/projects/:project_id/links/:link_path", auth, async (c) => {
-    const body = await readBody(c, patchLinkBody);
-    const row = await setLinkActive(
-      sql,
-      c.req.param("project_id"),
-      c.req.param("link_path"),
-      body.active,
-      auditOf(c),
-    );
-    return c.json({ link: toLink(row, config.linkBaseUrl) });
   });
 
   return app;

@@ -7,9 +7,10 @@ export function errorResponse(
   code: ErrorCode,
   message: string,
   headers: Record<string, string> = {},
+  details: Record<string, unknown> = {},
 ): Response {
   const status = ERROR_STATUS[code];
-  return Response.json({ error: { status, code, message } }, { status, headers });
+  return Response.json({ error: { status, code, message }, ...details }, { status, headers });
 }
 
 export function toErrorResponse(
@@ -24,5 +25,5 @@ export function toErrorResponse(
   const headers: Record<string, string> = e.retryAfter === undefined
     ? {}
     : { "Retry-After": String(e.retryAfter) };
-  return errorResponse(e.code, e.message, headers);
+  return errorResponse(e.code, e.message, headers, e.details);
 }

@@ -5,12 +5,20 @@ import {
   decideHit,
   detectPlatform,
   isPreviewCrawler,
-} from "../services/link_host.ts";
+  redirectUrl,
+} from "../services/links/host.ts";
 import { requestHost } from "../services/apps.ts";
-import { accessPath, getHostedLink } from "../services/links.ts";
+import { describeVisitor, isKnownBot } from "../services/visitor.ts";
+import { accessPath, getHostedLink, type HostedLink } from "../services/links/links.ts";
+import { claimView, expiredByDate, hasViewsLeft } from "../services/links/expiry.ts";
 import type { AppDeps } from "../services/deps.ts";
 import type { AppEnv } from "./deps.ts";
-import { renderNotFoundPage, renderOpenAppPage, renderPreviewPage } from "./link_host_html.ts";
+import {
+  renderExpiredPage,
+  renderNotFoundPage,
+  renderOpenAppPage,
+  renderPreviewPage,
+} from "./link_host_html.ts";
 import { linkHostAppRoutes } from "./link_host_apps.ts";
 
 /** First segments that belong to the API, never to a link: they keep the JSON 404. */
@@ -33,13 +41,26 @@ const OPEN_APP_HEADERS = {
     "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src http: https: data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
 };
 
-function html(c: Context<AppEnv>, body: string, status: 200 | 404): Response {
+function html(c: Context<AppEnv>, body: string, status: 200 | 404 | 410): Response {
   return c.body(body, status, HTML_HEADERS);
+}
+
+/** An expired link: 302 to its expired_url when it has one, else the 410 page; never a view. */
+function expired(c: Context<AppEnv>, link: HostedLink): Response {
+  const url = redirectUrl(link.expired_url === null ? null : { url: link.expired_url });
+  if (url) {
+    return new Response(null, {
+      status: 302,
+      headers: { Location: url, "Cache-Control": "no-store" },
+    });
+  }
+  return html(c, renderExpiredPage(), 410);
 }
 
 /** The link host: GET/HEAD /<path> on the service's root. Mounted last. */
 export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
   const { sql, config } = deps;
+  const linkBaseHost = new URL(config.linkBaseUrl).hostname.toLowerCase();
   const app = new Hono<AppEnv>();
   // The association files and the open-app script: paths no link can have.
   app.route("/", linkHostAppRoutes(deps));
@@ -50,20 +71,34 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
     const path = c.req.param("path");
     if (RESERVED.has(path)) return c.notFound();
     // Only links of the projects served on the requested host (services/apps.ts): elsewhere 404.
-    const link = await getHostedLink(
-      sql,
-      requestHost(c.req.header("Host"), deps.config.linkBaseUrl),
-      path,
-    );
+    const host = requestHost(c.req.header("Host"), deps.config.linkBaseUrl);
+    const link = await getHostedLink(sql, host, path);
     if (!link) return html(c, renderNotFoundPage(), 404);
 
     const userAgent = c.req.header("User-Agent") ?? "";
     const platform = detectPlatform(userAgent);
     const crawler = isPreviewCrawler(userAgent);
+    // A known bot is no view either (it still gets its answer); the address is never read.
+    const counts = countsAsView(c.req.method, crawler || isKnownBot(userAgent));
+    // Links without a limit or a date pass on two comparisons; a limited one claims its view
+    // (or finds none left) before answering.
+    if (
+      expiredByDate(link, deps.clock.now()) ||
+      (link.max_views !== null &&
+        !(counts ? await claimView(sql, link.id) : await hasViewsLeft(sql, link.id)))
+    ) {
+      return expired(c, link);
+    }
     const hit = decideHit(link, platform, crawler);
 
     // Recorded behind the response (services/view_recorder.ts): the visitor never waits for it.
-    if (countsAsView(c.req.method, crawler)) deps.views.record(link, platform);
+    if (counts) {
+      const visitor = describeVisitor(userAgent, c.req.header("Referer"), [
+        host.name,
+        linkBaseHost,
+      ]);
+      deps.views.record(link, platform, visitor);
+    }
     if (hit.action === "redirect") {
       // A plain Response: Hono's c.body merges its own headers in on every call.
       return new Response(null, {

@@ -2,7 +2,12 @@
 // Android open the app for the host's URLs, and the open-app page's script.
 import { Hono } from "hono";
 import type { Context } from "hono";
-import { appleAppSiteAssociation, appsOnHost, assetLinks, requestHost } from "../services/apps.ts";
+import {
+  appleAppSiteAssociation,
+  assetLinks,
+  associatedApps,
+  requestHost,
+} from "../services/apps.ts";
 import type { AppDeps } from "../services/deps.ts";
 import type { AppEnv } from "./deps.ts";
 import { errorResponse } from "./errors.ts";
@@ -45,11 +50,11 @@ export function linkHostAppRoutes(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
   // Both files are answered directly on the host asked for (never redirected, as Apple and
-  // Google require), for the projects served on that host; 404 when none has such an app.
+  // Google require), for the one project that owns that host (services/apps.ts
+  // associatedApps); 404 when there is none or it has no such app.
   const association = (build: typeof assetLinks) => async (c: Context<AppEnv>) => {
-    const file = build(
-      await appsOnHost(sql, requestHost(c.req.header("Host"), deps.config.linkBaseUrl)),
-    );
+    const host = requestHost(c.req.header("Host"), deps.config.linkBaseUrl);
+    const file = build(await associatedApps(sql, host, deps.config.defaultHostAppsProject));
     if (file === null) {
       return errorResponse("not_found", "no app is associated with this host");
     }

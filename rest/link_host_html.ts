@@ -104,6 +104,17 @@ export function renderNotFoundPage(): string {
   );
 }
 
+/** A link past its expiry date or its views (410 Gone): no content of the link is shown. */
+export function renderExpiredPage(): string {
+  return document(
+    "<title>Link expired</title>",
+    `<main><div class="body">
+<h1>This link has expired</h1>
+<p>It was available for a limited time or a limited number of visits, and is no longer.</p>
+</div></main>`,
+  );
+}
+
 /** The script of the open-app page: a file, never inline (the host's CSP allows no inline script). */
 export const OPEN_APP_SCRIPT_PATH = "/open-app.js";
 

@@ -8,6 +8,7 @@ import { MAX_FEED_LIMIT } from "../services/feed.ts";
 import { FEED_EVENT_TYPES } from "../services/feed_envelope.ts";
 import { LINK_ENVIRONMENTS, METRICS_ENVIRONMENTS } from "../services/sdk_auth.ts";
 import { type ComponentName, componentSchemas } from "./openapi_schemas.ts";
+import { DIMENSIONS, INTERVALS, METRICS } from "../services/analytics/query.ts";
 
 const json = "application/json";
 const ref = (name: ComponentName) => ({ $ref: `#/components/schemas/${name}` });
@@ -36,6 +37,12 @@ const pathParam = (name: string, schema: unknown = { type: "string" }) => ({
   schema,
 });
 const projectId = pathParam("project_id", { type: "integer" });
+const query = (name: string, schema: unknown, description?: string) => ({
+  name,
+  in: "query",
+  schema,
+  ...(description ? { description } : {}),
+});
 /** ENVIRONMENT is a plain header with a closed set of values, not a credential. */
 const environment = (values: ReadonlyMap<string, string>) => ({
   name: "ENVIRONMENT",
@@ -48,11 +55,30 @@ const sdkSecurity = [{ projectKey: [] }];
 const adminSecurity = [{ adminToken: [] }];
 /** Public routes (operations, the link host) say so explicitly. */
 const publicRoute: never[] = [];
-const adminUnauthorized = error("Admin token or API key missing, wrong, revoked or expired");
-const forbidden = error(
-  "An API key of another environment (forbidden) or without the route's scope " +
-    "(insufficient_scope)",
-);
+/**
+ * Every admin route's refusals: the bearer (the admin token, through its one check and its limit
+ * on wrong tokens, or an API key) and the permission table. A route with a narrower 403 says so
+ * after these.
+ */
+const adminRefusals = {
+  401: error("Admin token or API key missing, wrong, revoked or expired"),
+  403: error(
+    "Not allowed by the permission table: an API key of another environment, or on a route no " +
+      "key may use (forbidden), or without the route's scope (insufficient_scope)",
+  ),
+  503: {
+    ...error(
+      "Too many wrong admin tokens from this address or on this instance (rate_limited), " +
+        "or the database is unreachable",
+    ),
+    headers: {
+      "Retry-After": {
+        description: "With rate_limited: seconds until an attempt is accepted again",
+        schema: { type: "integer", minimum: 1 },
+      },
+    },
+  },
+};
 /** The only 4xx a route without input can give: the HTTP server refuses the request itself. */
 const malformedRequest = { $ref: "#/components/responses/MalformedRequest" };
 const eventTypesParam = {
@@ -254,7 +280,7 @@ export const OPENAPI_DOCUMENT = {
             properties: { projects: { type: "array", items: ref("Project") } },
           }),
           400: error("Invalid q"),
-          401: adminUnauthorized,
+          ...adminRefusals,
         },
       },
       post: {
@@ -265,7 +291,7 @@ export const OPENAPI_DOCUMENT = {
         responses: {
           201: ok("Created", object({ project: ref("Project") })),
           400: error("Invalid body"),
-          401: adminUnauthorized,
+          ...adminRefusals,
         },
       },
     },
@@ -277,7 +303,7 @@ export const OPENAPI_DOCUMENT = {
         parameters: [pathParam("hashid")],
         responses: {
           200: ok("The project", object({ project: ref("Project") })),
-          401: adminUnauthorized,
+          ...adminRefusals,
           404: error("No such project"),
         },
       },
@@ -293,7 +319,7 @@ export const OPENAPI_DOCUMENT = {
         responses: {
           200: ok("The project", object({ project: ref("Project") })),
           400: error("Invalid body"),
-          401: adminUnauthorized,
+          ...adminRefusals,
           404: error("No such project"),
         },
       },
@@ -309,7 +335,7 @@ export const OPENAPI_DOCUMENT = {
             type: "object",
             properties: { project_key: { type: "string" } },
           }),
-          401: adminUnauthorized,
+          ...adminRefusals,
           404: error("No such project"),
         },
       },
@@ -324,7 +350,7 @@ export const OPENAPI_DOCUMENT = {
         responses: {
           201: ok("Created", object({ token: ref("CreatedFeedToken") })),
           400: error("Invalid body"),
-          401: adminUnauthorized,
+          ...adminRefusals,
           402: error("No Enterprise access"),
           404: error("No such project_id"),
         },
@@ -336,7 +362,7 @@ export const OPENAPI_DOCUMENT = {
         parameters: [projectId],
         responses: {
           200: ok("Tokens", object({ tokens: { type: "array", items: ref("FeedToken") } })),
-          401: adminUnauthorized,
+          ...adminRefusals,
           404: error("No such project_id"),
         },
       },
@@ -349,7 +375,7 @@ export const OPENAPI_DOCUMENT = {
         parameters: [projectId, pathParam("token_id", { type: "integer" })],
         responses: {
           204: { description: "Revoked" },
-          401: adminUnauthorized,
+          ...adminRefusals,
           404: error("No such token"),
         },
       },
@@ -366,8 +392,7 @@ export const OPENAPI_DOCUMENT = {
         responses: {
           201: ok("Created", object({ api_key: ref("CreatedApiKey") })),
           400: error("Invalid body, or expires_at not in the future"),
-          401: adminUnauthorized,
-          403: forbidden,
+          ...adminRefusals,
           404: error("No such project_id"),
         },
       },
@@ -378,8 +403,7 @@ export const OPENAPI_DOCUMENT = {
         parameters: [projectId],
         responses: {
           200: ok("Keys", object({ api_keys: { type: "array", items: ref("ApiKey") } })),
-          401: adminUnauthorized,
-          403: forbidden,
+          ...adminRefusals,
           404: error("No such project_id"),
         },
       },
@@ -392,8 +416,7 @@ export const OPENAPI_DOCUMENT = {
         parameters: [projectId, pathParam("key_id", { type: "integer" })],
         responses: {
           204: { description: "Revoked" },
-          401: adminUnauthorized,
-          403: forbidden,
+          ...adminRefusals,
           404: error("No such key"),
         },
       },
@@ -416,7 +439,7 @@ export const OPENAPI_DOCUMENT = {
             }),
           ),
           400: error("Invalid body"),
-          401: adminUnauthorized,
+          ...adminRefusals,
           403: error("Not the instance admin"),
           409: error("An account with this email exists"),
         },
@@ -427,7 +450,7 @@ export const OPENAPI_DOCUMENT = {
         security: adminSecurity,
         responses: {
           200: ok("Accounts", object({ accounts: { type: "array", items: ref("Account") } })),
-          401: adminUnauthorized,
+          ...adminRefusals,
           403: error("Not the instance admin"),
         },
       },
@@ -440,7 +463,7 @@ export const OPENAPI_DOCUMENT = {
         parameters: [pathParam("account_id", { type: "integer" })],
         responses: {
           204: { description: "Removed" },
-          401: adminUnauthorized,
+          ...adminRefusals,
           403: error("Not the instance admin"),
           404: error("No such account"),
           409: error("The only owner of a project that has other members"),
@@ -455,7 +478,7 @@ export const OPENAPI_DOCUMENT = {
         parameters: [pathParam("hashid")],
         responses: {
           200: ok("Members", object({ members: { type: "array", items: ref("Member") } })),
-          401: adminUnauthorized,
+          ...adminRefusals,
           403: error("Not allowed by the permission table"),
           404: error("No such project"),
         },
@@ -471,7 +494,7 @@ export const OPENAPI_DOCUMENT = {
         responses: {
           200: ok("The member", object({ member: ref("Member") })),
           400: error("Invalid role"),
-          401: adminUnauthorized,
+          ...adminRefusals,
           403: error("Not allowed by the permission table"),
           404: error("No such project or account"),
           409: error("The project would have members but no owner"),
@@ -484,7 +507,7 @@ export const OPENAPI_DOCUMENT = {
         parameters: [pathParam("hashid"), pathParam("account_id", { type: "integer" })],
         responses: {
           204: { description: "Removed" },
-          401: adminUnauthorized,
+          ...adminRefusals,
           403: error("Not allowed by the permission table"),
           404: error("No such project or member"),
           409: error("The project would have members but no owner"),
@@ -500,8 +523,7 @@ export const OPENAPI_DOCUMENT = {
         responses: {
           200: ok("A page of entries", ref("AuditLogPage")),
           400: error("Bad limit (invalid_limit) or after (bad_cursor)"),
-          401: adminUnauthorized,
-          403: forbidden,
+          ...adminRefusals,
           404: error("No such project_id"),
         },
       },
@@ -515,7 +537,7 @@ export const OPENAPI_DOCUMENT = {
         responses: {
           200: ok("A page of entries", ref("AuditLogPage")),
           400: error("Bad limit (invalid_limit) or after (bad_cursor)"),
-          401: adminUnauthorized,
+          ...adminRefusals,
           403: error("Not the instance admin"),
         },
       },
@@ -525,7 +547,8 @@ export const OPENAPI_DOCUMENT = {
         operationId: "createDestination",
         summary: "Register a push destination (starts capture); its signing secret is shown once",
         description: "See docs/webhooks.md. Loopback, private, link-local, multicast and " +
-          "unspecified addresses are refused unless DESTINATIONS_ALLOW_PRIVATE=true.",
+          "unspecified addresses, and IPv6 forms carrying such an IPv4 address (mapped, " +
+          "compatible, NAT64, 6to4, Teredo), are refused unless DESTINATIONS_ALLOW_PRIVATE=true.",
         security: adminSecurity,
         parameters: [projectId],
         requestBody: body("CreateDestinationBody"),
@@ -542,7 +565,7 @@ export const OPENAPI_DOCUMENT = {
             },
           }),
           400: error("Invalid body, unknown event type or refused address"),
-          401: adminUnauthorized,
+          ...adminRefusals,
           404: error("No such project_id"),
         },
       },
@@ -556,7 +579,7 @@ export const OPENAPI_DOCUMENT = {
             type: "object",
             properties: { destinations: { type: "array", items: ref("Destination") } },
           }),
-          401: adminUnauthorized,
+          ...adminRefusals,
           404: error("No such project_id"),
         },
       },
@@ -574,7 +597,7 @@ export const OPENAPI_DOCUMENT = {
             properties: { destination: ref("Destination") },
           }),
           400: error("Invalid body"),
-          401: adminUnauthorized,
+          ...adminRefusals,
           404: error("No such destination"),
         },
       },
@@ -585,7 +608,7 @@ export const OPENAPI_DOCUMENT = {
         parameters: [projectId, pathParam("destination_id", { type: "integer" })],
         responses: {
           204: { description: "Deleted" },
-          401: adminUnauthorized,
+          ...adminRefusals,
           404: error("No such destination"),
         },
       },
@@ -601,7 +624,7 @@ export const OPENAPI_DOCUMENT = {
             type: "object",
             properties: { secret: { type: "string", description: "whsec_…, shown once" } },
           }),
-          401: adminUnauthorized,
+          ...adminRefusals,
           404: error("No such destination"),
         },
       },
@@ -621,71 +644,159 @@ export const OPENAPI_DOCUMENT = {
               duration_ms: { type: "integer" },
             },
           }),
-          401: adminUnauthorized,
+          ...adminRefusals,
           404: error("No such destination"),
         },
       },
     },
     "/api/v1/projects/{project_id}/links/{link_path}": {
       patch: {
-        operationId: "setLinkActive",
-        summary: "Activate or deactivate a link",
+        operationId: "updateLink",
+        summary: "Edit a link: any editable field, active, archived, expiry",
+        description: "null clears an optional field; updated_at moves on every change. " +
+          "path, id, sdk_generated and generated_from_platform cannot change.",
         security: adminSecurity,
         parameters: [projectId, pathParam("link_path")],
         requestBody: body("PatchLinkBody"),
         responses: {
-          200: ok("The link", object({ link: ref("Link") })),
-          400: error("Invalid body"),
-          401: adminUnauthorized,
-          404: error("No such link"),
+          200: ok("The link", object({ link: ref("ManagedLink") })),
+          400: error("Malformed JSON or an invalid field (code invalid_field, naming it)"),
+          ...adminRefusals,
+          404: error("No such project_id or link"),
+        },
+      },
+      delete: {
+        operationId: "deleteLink",
+        summary: "Delete a link and its counters; its path is never given to another link",
+        security: adminSecurity,
+        parameters: [projectId, pathParam("link_path")],
+        responses: {
+          204: { description: "Deleted" },
+          ...adminRefusals,
+          404: error("No such project_id or link"),
+        },
+      },
+    },
+    "/api/v1/projects/{project_id}/links/import": {
+      post: {
+        operationId: "importLinks",
+        summary: "Import links from CSV, all or nothing (up to 100,000 rows, 64 MiB)",
+        description: "A header row of column names (path, title, subtitle, image, data, tags, " +
+          "ios_url, ios_open_app, android_url, android_open_app, desktop_url, show_preview_ios, " +
+          "show_preview_android, tracking_campaign, tracking_source, tracking_medium, " +
+          "expires_at, max_views, expired_url), then one link a row.",
+        security: adminSecurity,
+        parameters: [projectId],
+        requestBody: {
+          required: true,
+          content: { "text/csv": { schema: { type: "string" } } },
+        },
+        responses: {
+          201: ok("Every row stored", object({ imported: { type: "integer" } })),
+          400: {
+            description: "Bad rows (each by row and field) or a bad header; nothing stored",
+            content: { [json]: { schema: ref("ImportRefused") } },
+          },
+          ...adminRefusals,
+          404: error("No such project_id"),
+          413: error("More than 100,000 rows or 64 MiB"),
+        },
+      },
+    },
+    "/api/v1/projects/{project_id}/links/export": {
+      get: {
+        operationId: "exportLinks",
+        summary: "Every link of the environment with its state and counters, as CSV (streamed)",
+        security: adminSecurity,
+        parameters: [projectId],
+        responses: {
+          200: ok(
+            "The import's columns, then id, created_at, updated_at, state and the " +
+              "nine lifetime counters",
+            { type: "string" },
+            "text/csv",
+          ),
+          ...adminRefusals,
+          404: error("No such project_id"),
         },
       },
     },
     "/api/v1/projects/{project_id}/links": {
       get: {
-        operationId: "listDashboardLinks",
-        summary: "Links made in the dashboard (never generate_link's), newest first, 20 a page",
+        operationId: "listLinks",
+        summary: "The environment's links (archived ones only with state=archived), cursor-paged",
         security: adminSecurity,
         parameters: [
           projectId,
           {
+            name: "limit",
+            in: "query",
+            schema: { type: "integer", minimum: 1, maximum: 100, default: 50 },
+          },
+          {
+            name: "after",
+            in: "query",
+            description: "next_after of the previous page (same order)",
+            schema: { type: "string" },
+          },
+          {
             name: "q",
             in: "query",
-            description: "substring of the title, the path or a tag (case-insensitive)",
+            description: "substring of the title, subtitle or path (case-insensitive)",
             schema: { type: "string", maxLength: 200 },
           },
-          { name: "page", in: "query", schema: { type: "integer", minimum: 1, maximum: 100000 } },
+          { name: "tag", in: "query", schema: { type: "string", maxLength: 200 } },
+          { name: "campaign", in: "query", schema: { type: "string", maxLength: 255 } },
+          { name: "source", in: "query", schema: { type: "string", maxLength: 255 } },
+          { name: "medium", in: "query", schema: { type: "string", maxLength: 255 } },
+          {
+            name: "state",
+            in: "query",
+            schema: { type: "string", enum: ["active", "inactive", "archived", "expired"] },
+          },
+          { name: "sdk_generated", in: "query", schema: { type: "boolean" } },
+          {
+            name: "order",
+            in: "query",
+            schema: {
+              type: "string",
+              enum: ["created_at", "-created_at", "updated_at", "-updated_at", "views", "-views"],
+              default: "-created_at",
+            },
+          },
         ],
         responses: {
-          200: ok("One page of links with their counters", {
-            type: "object",
-            properties: {
-              links: {
-                type: "array",
-                items: ref("DashboardLink"),
+          200: ok(
+            "One page of links",
+            object({
+              links: { type: "array", items: ref("ManagedLink") },
+              next_after: {
+                type: ["string", "null"],
+                description: "the next page's after, or null on the last page",
               },
-              page: { type: "integer" },
-              per_page: { type: "integer" },
-              total: { type: "integer" },
-            },
-          }),
-          400: error("Invalid q or page"),
-          401: adminUnauthorized,
+            }),
+          ),
+          400: error(
+            "An invalid filter (invalid_field), limit (invalid_limit) or after " +
+              "(bad_cursor)",
+          ),
+          ...adminRefusals,
           404: error("No such project_id"),
         },
       },
       post: {
-        operationId: "createDashboardLink",
-        summary: "Make a link as the dashboard does (generated_from_platform Dashboard)",
+        operationId: "createLink",
+        summary: "Create a link, with a chosen path and expiry if wanted",
         description: "The fields of generate_link, with data as a JSON object and tags as an " +
-          "array of strings (not strings holding JSON).",
+          "array of strings (not strings holding JSON), plus path, expires_at, max_views and " +
+          "expired_url. generated_from_platform is API.",
         security: adminSecurity,
         parameters: [projectId],
-        requestBody: body("NewLinkBody"),
+        requestBody: body("CreateManagedLinkBody"),
         responses: {
-          201: ok("The link", object({ link: ref("Link") })),
-          400: error("Invalid body"),
-          401: adminUnauthorized,
+          201: ok("The link", object({ link: ref("ManagedLink") })),
+          400: error("Invalid body; a path that is taken (now or ever), reserved or malformed"),
+          ...adminRefusals,
           404: error("No such project_id"),
         },
       },
@@ -722,7 +833,7 @@ export const OPENAPI_DOCUMENT = {
             },
           }),
           400: error("Invalid days"),
-          401: adminUnauthorized,
+          ...adminRefusals,
           404: error("No such project_id"),
         },
       },
@@ -759,7 +870,57 @@ export const OPENAPI_DOCUMENT = {
             },
           },
           400: error("Bad from/to or event type"),
-          401: adminUnauthorized,
+          ...adminRefusals,
+          404: error("No such project_id"),
+        },
+      },
+    },
+    "/api/v1/projects/{project_id}/analytics": {
+      get: {
+        operationId: "getAnalytics",
+        summary: "Totals, a series over time and one breakdown of the environment's events",
+        description:
+          "Figures from hourly rollups, equal to counts over the raw events (duplicates never " +
+          "counted; revenue and purchases per current purchase version). The range is widened " +
+          "to whole buckets of the interval (whole hours without one) in `tz`; `from` and `to` " +
+          "in the answer say which. Filters: `filter[<dimension>]=<value>` for any group_by " +
+          "dimension, all of which must hold.",
+        security: adminSecurity,
+        parameters: [
+          projectId,
+          query("from", { type: "string", format: "date-time" }, "Default: 30 days before `to`"),
+          query(
+            "to",
+            { type: "string", format: "date-time" },
+            "Default: now; at most 400 days after `from`",
+          ),
+          query("interval", { type: "string", enum: [...INTERVALS] }, "Without it, totals only"),
+          query("tz", { type: "string", default: "UTC" }, "An IANA zone with whole-hour offsets"),
+          query(
+            "metrics",
+            { type: "string", default: "views,installs" },
+            `Comma list of ${METRICS.join(", ")}`,
+          ),
+          query("group_by", { type: "string", enum: [...DIMENSIONS] }),
+          query("limit", { type: "integer", minimum: 1, maximum: 1000, default: 10 }, "Groups"),
+          query("link", { type: "string" }, "Only this link (its path)"),
+          {
+            name: "filter",
+            in: "query",
+            style: "deepObject",
+            explode: true,
+            description: "filter[<dimension>]=<value>",
+            schema: {
+              type: "object",
+              properties: Object.fromEntries(DIMENSIONS.map((d) => [d, { type: "string" }])),
+              additionalProperties: false,
+            },
+          },
+        ],
+        responses: {
+          200: ok("The figures", ref("Analytics")),
+          400: error("A bad parameter (invalid_field, naming it)"),
+          ...adminRefusals,
           404: error("No such project_id"),
         },
       },
@@ -823,8 +984,14 @@ export const OPENAPI_DOCUMENT = {
             { type: "string" },
             "text/html",
           ),
-          302: { description: "Redirect: custom redirect, store page or Android intent:// URL" },
-          404: ok("Unknown or deactivated link, or not served on this host", {
+          302: {
+            description: "Redirect: custom redirect, store page or Android intent:// URL; " +
+              "for an expired link, its expired_url",
+          },
+          404: ok("Unknown, deactivated or archived link, or not served on this host", {
+            type: "string",
+          }, "text/html"),
+          410: ok("The link has expired (by date or views) and has no expired_url", {
             type: "string",
           }, "text/html"),
         },
@@ -834,11 +1001,14 @@ export const OPENAPI_DOCUMENT = {
       get: {
         operationId: "getAppleAppSiteAssociation",
         security: publicRoute,
-        summary: "iOS universal links: the iOS apps of the projects served on this host",
+        summary: "iOS universal links: the iOS app of the project that owns this host",
         responses: {
           200: ok("applinks.details[] with appIDs and components", { type: "object" }),
           304: { description: "Not modified (If-None-Match)" },
-          404: error("No iOS app is configured for this host"),
+          404: error(
+            "No project owns this host (the shared default host without DEFAULT_HOST_APPS_PROJECT), " +
+              "or its project has no iOS app",
+          ),
         },
       },
     },
@@ -846,11 +1016,14 @@ export const OPENAPI_DOCUMENT = {
       get: {
         operationId: "getAssetLinks",
         security: publicRoute,
-        summary: "Android App Links: the Android apps of the projects served on this host",
+        summary: "Android App Links: the Android app of the project that owns this host",
         responses: {
           200: ok("Digital Asset Links statements", { type: "array" }),
           304: { description: "Not modified (If-None-Match)" },
-          404: error("No Android app is configured for this host"),
+          404: error(
+            "No project owns this host (the shared default host without DEFAULT_HOST_APPS_PROJECT), " +
+              "or its project has no Android app",
+          ),
         },
       },
     },

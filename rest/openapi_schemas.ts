@@ -9,7 +9,7 @@ import {
   FEED_SCHEMA_VERSION,
   type FeedEnvelope,
 } from "../services/feed_envelope.ts";
-import type { Link } from "../services/links.ts";
+import type { Link } from "../services/links/links.ts";
 import type { LinkMetrics } from "../services/metrics.ts";
 import type { Project } from "../services/projects.ts";
 import type { DestinationStatus } from "../services/destinations.ts";
@@ -21,17 +21,14 @@ import { createAccountBody, createApiKeyBody, putMemberBody } from "../inputs/ac
 import type { Account } from "../services/access/accounts.ts";
 import type { Member } from "../services/access/members.ts";
 import { ROLES } from "../services/access/permissions.ts";
-import type { LinkCounters } from "../services/dashboard_links.ts";
+import { type AnalyticsAnswer, INTERVALS } from "../services/analytics/query.ts";
 import { eventInput, ingestBody, purchaseInput } from "../inputs/events.ts";
-import { generateLinkBody, newLinkInput, redirectInput } from "../inputs/links.ts";
+import { generateLinkBody, redirectInput } from "../inputs/links.ts";
 import { androidApp, iosApp } from "../inputs/project_settings.ts";
 import { createDestinationBody, patchDestinationBody } from "../inputs/destinations.ts";
-import {
-  createProjectBody,
-  createTokenBody,
-  patchLinkBody,
-  updateProjectBody,
-} from "../inputs/admin.ts";
+import { createProjectBody, createTokenBody, updateProjectBody } from "../inputs/admin.ts";
+import { createManagedLinkBody, patchLinkBody } from "../inputs/links.ts";
+import type { ManagedLink } from "../services/links/manage.ts";
 
 // Compile time: a zod shape's type and the service's type are the same (optional keys aside).
 type Same<A, B> = [A] extends [B] ? ([B] extends [A] ? true : false) : false;
@@ -71,6 +68,27 @@ export const linkSchema = z.object({
 const _link: Same<z.output<typeof linkSchema>, Link> = true;
 
 const total = z.int().min(0);
+
+export const managedLinkSchema = linkSchema.extend({
+  created_at: dateTime,
+  archived: z.boolean().meta({ description: "archived links leave the lists and answer 404" }),
+  expires_at: nullableDateTime,
+  max_views: z.int().nullable().meta({ description: "views after which the link has expired" }),
+  expired_url: z.string().nullable().meta({
+    description: "where an expired link redirects (null: a 410 page)",
+  }),
+  state: z.enum(["active", "inactive", "archived", "expired"]),
+  total_views: total,
+});
+const _managed: Same<z.output<typeof managedLinkSchema>, ManagedLink> = true;
+
+export const importRefusedSchema = errorSchema.extend({
+  errors: z.array(z.object({
+    row: z.int().meta({ description: "1: the first row after the header; 0: the header" }),
+    field: z.string(),
+    message: z.string(),
+  })).max(100),
+}).meta({ description: "An import refused: every bad row (up to 100); nothing was stored" });
 export const linkMetricsSchema = z.object({
   id: z.int(),
   name: z.string().meta({ description: "the title, or the path when the title is empty" }),
@@ -92,19 +110,6 @@ export const linkMetricsSchema = z.object({
   total_revenue: z.int().meta({ description: "minor currency units (refunds subtract)" }),
 });
 const _metrics: Same<z.output<typeof linkMetricsSchema>, LinkMetrics> = true;
-
-const counters = z.object({
-  total_views: total,
-  total_opens: total,
-  total_installs: total,
-  total_reinstalls: total,
-  total_reactivations: total,
-  total_app_opens: total,
-  total_user_referred: total,
-  total_revenue: z.int(),
-});
-const _counters: Same<z.output<typeof counters>, LinkCounters> = true;
-export const dashboardLinkSchema = linkSchema.extend({ counters });
 
 const jsonRecord = z.record(z.string(), z.unknown());
 export const feedEventSchema = z.object({
@@ -237,6 +242,9 @@ export const auditEntrySchema = z.object({
   }),
   action: z.string().meta({ description: "what was done, e.g. link.update, api_key.create" }),
   target: z.object({ type: z.string(), id: z.string() }),
+  detail: z.record(z.string(), z.number()).nullable().meta({
+    description: 'figures beside the target, e.g. {"count": 120} for link.import; else null',
+  }),
   request_id: z.string().nullable().meta({ description: "null for changes made by the CLI" }),
 });
 const _auditEntry: Same<z.output<typeof auditEntrySchema>, AuditEntry> = true;
@@ -246,6 +254,27 @@ export const auditLogPageSchema = z.object({
   next_after: z.string().nullable().meta({ description: "the next page's after; null at the end" }),
 });
 
+const figures = z.record(z.string(), z.number()).meta({
+  description: "One number per requested metric, in the order asked",
+});
+const point = z.object({ start: dateTime }).catchall(z.number()).meta({
+  description: "A bucket: its start (ISO 8601 with the zone's offset) and one number per metric",
+});
+export const analyticsSchema = z.object({
+  from: dateTime,
+  to: dateTime,
+  interval: z.enum(INTERVALS).optional(),
+  tz: z.string(),
+  totals: figures,
+  series: z.array(point).optional(),
+  groups: z.array(z.object({
+    key: z.string().nullable(),
+    totals: figures,
+    series: z.array(point).optional(),
+  })).optional(),
+});
+const _analytics: Same<z.output<typeof analyticsSchema>, AnalyticsAnswer> = true;
+
 /**
  * Every named component, by its name in the document. A route's request body or response refers
  * to one with `ref(name)` (rest/openapi.ts); zod turns every nested use of a named schema into a
@@ -254,7 +283,8 @@ export const auditLogPageSchema = z.object({
 const COMPONENTS = {
   Error: errorSchema,
   Link: linkSchema,
-  DashboardLink: dashboardLinkSchema,
+  ManagedLink: managedLinkSchema,
+  ImportRefused: importRefusedSchema,
   LinkMetrics: linkMetricsSchema,
   FeedEvent: feedEventSchema,
   Project: projectSchema,
@@ -267,13 +297,13 @@ const COMPONENTS = {
   Member: memberSchema,
   AuditLogPage: auditLogPageSchema,
   CreatedApiKey: createdApiKeySchema,
+  Analytics: analyticsSchema,
   Redirect: redirectInput,
   Purchase: purchaseInput,
   IosApp: iosApp,
   AndroidApp: androidApp,
   // Request bodies: the schemas the handlers parse with.
   GenerateLinkBody: generateLinkBody,
-  NewLinkBody: newLinkInput,
   IngestBody: ingestBody,
   IngestedEvent: eventInput,
   CreateProjectBody: createProjectBody,
@@ -283,6 +313,7 @@ const COMPONENTS = {
   CreateAccountBody: createAccountBody,
   PutMemberBody: putMemberBody,
   PatchLinkBody: patchLinkBody,
+  CreateManagedLinkBody: createManagedLinkBody,
   CreateDestinationBody: createDestinationBody,
   PatchDestinationBody: patchDestinationBody,
 } satisfies Record<string, z.ZodType>;

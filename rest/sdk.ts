@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import type { Context } from "hono";
 import type { EnvironmentKind } from "../services/projects.ts";
 import { recordEvents } from "../services/events.ts";
-import { accessPath, createLink, getLinkForSdkOrThrow, toLink } from "../services/links.ts";
+import { accessPath, createLink, getLinkForSdkOrThrow, toLink } from "../services/links/links.ts";
 import { projectMetricsEtag, projectMetricsJson } from "../services/metrics.ts";
 import { authenticateSdk, LINK_ENVIRONMENTS, METRICS_ENVIRONMENTS } from "../services/sdk_auth.ts";
 import { readBody, readJson } from "./body.ts";

@@ -64,23 +64,38 @@ export function servedOnHost(db: Db, host: LinkHost) {
   return db`(p.link_domain = ${host.name} or (${host.isDefault} and p.link_domain is null))`;
 }
 
-/** The apps of the projects served on `host`, in project order. */
-export async function appsOnHost(db: Db, host: LinkHost): Promise<Apps[]> {
-  const rows = await db<{ apps: Apps }[]>`
-    select p.apps from projects p
-    where ${servedOnHost(db, host)} and p.apps <> '{}'::jsonb
-    order by p.id
-  `;
-  return rows.map((r) => r.apps);
+/**
+ * The apps the association files of `host` declare: on a project's link domain, that project's;
+ * on the default host, only the project the instance admin names as its owner
+ * (DEFAULT_HOST_APPS_PROJECT), and only while it has no link domain of its own; otherwise none.
+ *
+ * Why not every project served there: the files grant an app every path of the host, and the
+ * OS then hands that app any URL of the host instead of opening it. On a host several projects
+ * share, each one's app would take the others' links too: one project could claim another's
+ * links (and read the paths of links meant for another app). So a host declares apps only where
+ * one project owns it: its own link domain, or the default host when the instance admin says
+ * whose it is (typically an instance that serves a single project).
+ */
+export async function associatedApps(
+  db: Db,
+  host: LinkHost,
+  defaultHostOwner: string | null,
+): Promise<Apps | null> {
+  if (host.isDefault && defaultHostOwner === null) return null;
+  const owner = host.isDefault
+    ? db`p.hashid = ${defaultHostOwner} and p.link_domain is null`
+    : db`p.link_domain = ${host.name}`;
+  const [row] = await db<{ apps: Apps }[]>`select p.apps from projects p where ${owner}`;
+  return row?.apps ?? null;
 }
 
 /**
  * apple-app-site-association (Apple's "Supporting associated domains"): every path of the host
- * opens each app. `components` is the iOS 13+ form; `paths` (with the empty `apps` array) is
+ * opens the app. `components` is the iOS 13+ form; `paths` (with the empty `apps` array) is
  * what iOS 12 and earlier read. Null when no iOS app is configured on the host.
  */
-export function appleAppSiteAssociation(apps: readonly Apps[]): unknown {
-  const ios = apps.flatMap((a) => (a.ios ? [a.ios] : []));
+export function appleAppSiteAssociation(apps: Apps | null): unknown {
+  const ios = apps?.ios ? [apps.ios] : [];
   if (ios.length === 0) return null;
   return {
     applinks: {
@@ -96,11 +111,11 @@ export function appleAppSiteAssociation(apps: readonly Apps[]): unknown {
 }
 
 /**
- * assetlinks.json (Google's Digital Asset Links): one statement per Android app granting it
- * every URL of the host. Null when no Android app is configured on the host.
+ * assetlinks.json (Google's Digital Asset Links): a statement granting the Android app every
+ * URL of the host. Null when no Android app is configured on the host.
  */
-export function assetLinks(apps: readonly Apps[]): unknown {
-  const android = apps.flatMap((a) => (a.android ? [a.android] : []));
+export function assetLinks(apps: Apps | null): unknown {
+  const android = apps?.android ? [apps.android] : [];
   if (android.length === 0) return null;
   return android.map((app) => ({
     relation: ["delegate_permission/common.handle_all_urls"],
@@ -160,4 +175,20 @@ export function intentUrl(app: AndroidApp & { scheme: string }, path: string, fa
     encodeURIComponent(path)
   }#Intent;scheme=${app.scheme};package=${app.package};` +
     `S.browser_fallback_url=${encodeURIComponent(fallback)};end`;
+}
+
+/**
+ * What is wrong with DEFAULT_HOST_APPS_PROJECT, for a warning at start-up: it names no project,
+ * or one with a link domain (whose apps are then declared there, not on the default host).
+ */
+export async function defaultHostOwnerProblem(db: Db, hashid: string): Promise<string | null> {
+  const [row] = await db<{ link_domain: string | null }[]>`
+    select link_domain from projects where hashid = ${hashid}
+  `;
+  if (!row) return "names no project: the default host declares no app";
+  if (row.link_domain !== null) {
+    return `names a project with the link domain ${row.link_domain}: its apps are declared ` +
+      "there, and the default host declares none";
+  }
+  return null;
 }

@@ -14,11 +14,69 @@ export class AddressRefused extends Error {
   override name = "AddressRefused";
 }
 
-/** True for addresses a destination may reach without DESTINATIONS_ALLOW_PRIVATE. */
+/**
+ * True for addresses a destination may reach without DESTINATIONS_ALLOW_PRIVATE: plain unicast
+ * by ipaddr.js's range table. An IPv6 address that carries an IPv4 one (see embeddedIPv4) is
+ * judged by the IPv4 it carries, so `[::127.0.0.1]` or `[64:ff9b::a9fe:a9fe]` is refused like
+ * 127.0.0.1 or 169.254.169.254, the hosts those forms reach through a translator or tunnel.
+ */
 export function isPublicAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false;
-  // process() turns an IPv4-mapped IPv6 address (::ffff:127.0.0.1) into the IPv4 it carries.
-  return ipaddr.process(address).range() === "unicast";
+  const ip = ipaddr.parse(address);
+  if (ip.kind() === "ipv4") return ip.range() === "unicast";
+  const carried = embeddedIPv4(ip as ipaddr.IPv6);
+  if (carried) return carried.every((v4) => v4.range() === "unicast");
+  return ip.range() === "unicast";
+}
+
+// The forms that embed an IPv4 address, by ipaddr.js's range names where it has them:
+// - ipv4Mapped ::ffff:a.b.c.d and rfc6145 ::ffff:0:a.b.c.d (SIIT): the last 32 bits;
+// - IPv4-compatible ::a.b.c.d (RFC 4291, deprecated; ipaddr.js calls it plain unicast): the last
+//   32 bits. (ipaddr.js even parses the text "::a.b.c.d" as ::ffff:a.b.c.d: judged alike.)
+// - rfc6052 NAT64: 64:ff9b::/96, the last 32 bits; the local-use 64:ff9b:1::/48, whose
+//   operator may use it at /48, /56, /64 or /96 (see nat64LocalUse);
+// - 6to4 2002:AABB:CCDD::/48: bits 16-47;
+// - teredo 2001:0::/32: the server's IPv4 in bits 32-63 and the client's, inverted, in the last
+//   32 bits; both must be public.
+const IPV4_COMPATIBLE = ipaddr.parseCIDR("::/96");
+const NAT64_WELL_KNOWN = ipaddr.parseCIDR("64:ff9b::/96");
+const v4 = (bytes: number[]) => new ipaddr.IPv4(bytes);
+
+/** The IPv4 addresses an IPv6 address carries, or null for one that carries none. */
+export function embeddedIPv4(ip: ipaddr.IPv6): ipaddr.IPv4[] | null {
+  const b = ip.toByteArray();
+  switch (ip.range()) {
+    case "ipv4Mapped":
+    case "rfc6145":
+      return [v4(b.slice(12, 16))];
+    case "rfc6052":
+      return ip.match(NAT64_WELL_KNOWN) ? [v4(b.slice(12, 16))] : nat64LocalUse(b);
+    case "6to4":
+      return [v4(b.slice(2, 6))];
+    case "teredo":
+      return [v4(b.slice(4, 8)), v4(b.slice(12, 16).map((x) => x ^ 0xff))];
+    case "unicast":
+      return ip.match(IPV4_COMPATIBLE) ? [v4(b.slice(12, 16))] : null;
+    default:
+      return null;
+  }
+}
+
+/**
+ * The IPv4 readings of an address in NAT64's local-use 64:ff9b:1::/48. Its operator picks the
+ * prefix length, which the address does not tell; RFC 6052 lays the IPv4 out differently for
+ * each (skipping bits 64-71, which are zero, as is everything after the IPv4). Every layout the
+ * address fits is a reading, and each must be public.
+ */
+function nat64LocalUse(b: number[]): ipaddr.IPv4[] {
+  const zeroFrom = (i: number) => b.slice(i).every((x) => x === 0);
+  const readings = [v4(b.slice(12, 16))]; // /96
+  if (b[8] === 0) {
+    if (zeroFrom(13)) readings.push(v4(b.slice(9, 13))); // /64
+    if (zeroFrom(12)) readings.push(v4([b[7]!, b[9]!, b[10]!, b[11]!])); // /56
+    if (zeroFrom(11)) readings.push(v4([b[6]!, b[7]!, b[9]!, b[10]!])); // /48
+  }
+  return readings;
 }
 
 /** The URL's host without IPv6 brackets. */
@@ -44,7 +102,9 @@ export async function resolveDestinationHost(
         address: a.address,
         family: a.family === 6 ? 6 : 4,
       }));
-    } catch {
+    } catch (err) {
+      // EPERM is a missing --allow-net, the deployment's fault: it must not read as a bad name.
+      if ((err as { code?: string }).code === "EPERM") throw err;
       throw new AddressRefused(`${bare} does not resolve`);
     }
   }
@@ -56,7 +116,8 @@ export async function resolveDestinationHost(
     if (bad) {
       throw new AddressRefused(
         `${bare} resolves to ${bad.address}, a loopback, private, link-local, multicast or ` +
-          "reserved address (allowed only with DESTINATIONS_ALLOW_PRIVATE=true)",
+          "reserved address, or an IPv6 form of one (allowed only with " +
+          "DESTINATIONS_ALLOW_PRIVATE=true)",
       );
     }
   }

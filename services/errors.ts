@@ -32,15 +32,23 @@ export class ApiError extends Error {
    * message starts with it, so another transport can name it in its own words.
    */
   readonly field: string | undefined;
+  /** Keys REST adds beside `error` in the body (an import's `errors` list). */
+  readonly details: Record<string, unknown> | undefined;
 
   constructor(
     readonly code: ErrorCode,
     message: string,
-    options: { cause?: unknown; retryAfter?: number; field?: string } = {},
+    options: {
+      cause?: unknown;
+      retryAfter?: number;
+      field?: string;
+      details?: Record<string, unknown>;
+    } = {},
   ) {
     super(message, { cause: options.cause });
     this.retryAfter = options.retryAfter;
     this.field = options.field;
+    this.details = options.details;
   }
 }
 
@@ -107,6 +115,8 @@ export interface ClassifiedError {
   retryAfter?: number;
   /** The input the message starts with, in REST's words (see ApiError.field). */
   field?: string;
+  /** Keys beside `error` in REST's body (see ApiError.details). */
+  details?: Record<string, unknown>;
   /** How the server logs it: not at all (the client's doing), a warning, or an error. */
   log: "none" | "warn" | "error";
   /** The log line's text, when it is logged. */
@@ -128,6 +138,7 @@ export function classifyError(err: unknown): ClassifiedError {
       log: "none",
       ...(err.retryAfter === undefined ? {} : { retryAfter: err.retryAfter }),
       ...(err.field === undefined ? {} : { field: err.field }),
+      ...(err.details === undefined ? {} : { details: err.details }),
     };
   }
   if (err instanceof z.ZodError) {

@@ -12,10 +12,18 @@ import {
   type Purchase,
   serialiseEnvelope,
 } from "./feed_envelope.ts";
-import { addRevenue, applyDeltas, countEvents, type Deltas } from "./link_counters.ts";
-import { accessPath } from "./links.ts";
+import { addRevenue, applyDeltas, countEvents, type Deltas } from "./links/counters.ts";
+import { accessPath } from "./links/links.ts";
 import { deleteDefaultRowsBefore } from "./partitions.ts";
 import type { Environment } from "./projects.ts";
+import {
+  eventDimensions,
+  type PurchaseBucket,
+  type PurchaseDelta,
+  purchaseRollupRows,
+  rollupInsertSql,
+  utcHour,
+} from "./analytics/rollups.ts";
 
 /** A validated event, as the ingestion schema produces it. */
 export interface NewEvent {
@@ -39,6 +47,12 @@ export interface RecordContext {
   environment: EventEnvironment;
   clock: Clock;
   linkBaseUrl: string;
+  /**
+   * An idempotency key for the whole batch, for a writer that retries a batch it could not
+   * confirm (the link host's views carry no client ids): a batch whose key is already stored
+   * was committed by an earlier attempt, and is stored and counted no second time.
+   */
+  batchKey?: string;
 }
 
 export interface RecordResult {
@@ -81,7 +95,8 @@ export function assertOccurredInTime(events: readonly { occurred_at: Date }[], n
 
 /**
  * Stores a batch of events all-or-nothing in one transaction: the analytics rows and the
- * captured feed, the link counters they move, and the purchase versions behind revenue.
+ * captured feed, the analytics rollups (services/analytics/rollups.ts), the link counters they
+ * move, and the purchase versions behind revenue.
  * Events whose client `id` is already stored in the environment (or repeated in the batch) are
  * duplicates: they are not stored and move nothing. Statements are per batch, never per event.
  */
@@ -106,6 +121,7 @@ export async function recordEvents(
       ctx.environment.id,
       receivedAt,
       prepared,
+      ctx.batchKey ?? null,
     );
     const deltas = countEvents(inserted);
     await applyPurchases(tx, ctx.environment.id, inserted, deltas);
@@ -191,12 +207,16 @@ function envelope(
  * - What is stored is appended to the environment's feed when it captures
  *   (services/feed_capture.ts says how capture orders and locks), by the same statement: the
  *   envelopes are sent once for both tables.
+ * - And rolled up (services/analytics/rollups.ts), by the same statement again: only what was
+ *   inserted, in the transaction that inserts it, so a rollup never counts an event twice or
+ *   never.
  */
 async function insertEvents(
   db: Db,
   environmentId: number,
   receivedAt: Date,
   events: readonly StoredEvent[],
+  batchKey: string | null,
 ): Promise<{ inserted: StoredEvent[]; captured: boolean }> {
   if (events.length === 0) return { inserted: [], captured: false };
   const rows = await db<{ event_id: string; captured: boolean }[]>`
@@ -232,6 +252,14 @@ async function insertEvents(
       order by client_id
       on conflict (environment_id, client_id) do nothing
       returning client_id
+    ), batch_claimed as (
+      -- The batch's own key, when it has one: kept like a client id, and nothing is stored
+      -- when an earlier attempt already stored it.
+      insert into analytics_event_keys (environment_id, client_id, received_at)
+      select ${environmentId}, ${batchKey}::text, ${receivedAt}::timestamptz
+      where ${batchKey}::text is not null
+      on conflict (environment_id, client_id) do nothing
+      returning client_id
     ), inserted as (
       insert into analytics_events (
         environment_id, event_id, client_id, type, name, occurred_at, received_at, link_id, body
@@ -239,7 +267,8 @@ async function insertEvents(
       select ${environmentId}, event_id, client_id, type, name, occurred_at, ${receivedAt},
         link_id, body
       from batch
-      where client_id is null or client_id in (select client_id from claimed)
+      where (client_id is null or client_id in (select client_id from claimed))
+        and (${batchKey}::text is null or exists (select 1 from batch_claimed))
       -- Events without an id keep the batch's order.
       order by client_id, ord
       returning event_id
@@ -252,6 +281,8 @@ async function insertEvents(
       from capturing cross join batch b
       where b.event_id in (select event_id from inserted)
       order by b.ord
+    ), rolled as (
+      ${rollupInsertSql(db, environmentId, events.map((s) => s.event))}
     )
     select event_id, exists (select 1 from capturing) as captured from inserted
   `;
@@ -271,6 +302,11 @@ interface PurchaseVersionRow {
   version: number;
   amount: string;
   link_id: number | null;
+  /** Where the version counts in the rollups; null when unknown (stored before them). */
+  hour: Date | null;
+  country: string | null;
+  platform: string | null;
+  os: string | null;
 }
 
 /**
@@ -278,7 +314,9 @@ interface PurchaseVersionRow {
  * replaces the earlier amount (which may have been attributed to another link), and an older
  * version arriving late changes nothing. The first statement creates missing records as
  * version 0 and locks every record of the batch, in key order so that concurrent batches never
- * deadlock, returning the current values; the second writes the newer versions.
+ * deadlock, returning the current values; the second writes the newer versions, with where
+ * each counts in the rollups, and appends the rollup deltas (the new version's bucket gains a
+ * purchase and its amount, the replaced one's loses them).
  */
 async function applyPurchases(
   db: Db,
@@ -286,13 +324,23 @@ async function applyPurchases(
   events: readonly StoredEvent[],
   deltas: Map<number, Deltas>,
 ): Promise<void> {
-  const newest = new Map<string, { name: string; purchase: Purchase; linkId: number | null }>();
+  const newest = new Map<
+    string,
+    { name: string; purchase: Purchase; linkId: number | null; bucket: PurchaseBucket }
+  >();
   for (const { event, link } of events) {
     if (event.type !== "purchase" || !event.purchase || event.name == null) continue;
     const key = JSON.stringify([event.purchase.transaction_id, event.name]);
     const seen = newest.get(key);
     if (!seen || event.purchase.version > seen.purchase.version) {
-      newest.set(key, { name: event.name, purchase: event.purchase, linkId: link?.id ?? null });
+      const linkId = link?.id ?? null;
+      const bucket = {
+        hour: utcHour(event.occurred_at),
+        link_id: linkId,
+        name: event.name,
+        ...eventDimensions(event),
+      };
+      newest.set(key, { name: event.name, purchase: event.purchase, linkId, bucket });
     }
   }
   if (newest.size === 0) return;
@@ -309,9 +357,10 @@ async function applyPurchases(
     order by ord
     on conflict (environment_id, transaction_id, name)
       do update set version = purchase_versions.version
-    returning transaction_id, name, version, amount, link_id
+    returning transaction_id, name, version, amount, link_id, hour, country, platform, os
   `;
   const byKey = new Map(current.map((r) => [JSON.stringify([r.transaction_id, r.name]), r]));
+  const rollups: PurchaseDelta[] = [];
   const newer = incoming.filter((p) => {
     const old = byKey.get(JSON.stringify([p.purchase.transaction_id, p.name]));
     if (!old || p.purchase.version <= old.version) return false;
@@ -319,21 +368,38 @@ async function applyPurchases(
       addRevenue(deltas, old.link_id, -Number(old.amount));
     }
     if (p.linkId !== null) addRevenue(deltas, p.linkId, p.purchase.amount);
+    if (old.version > 0 && old.hour !== null) {
+      rollups.push({
+        bucket: { ...old, hour: old.hour, name: p.name },
+        purchases: -1,
+        revenue: -Number(old.amount),
+      });
+    }
+    rollups.push({ bucket: p.bucket, purchases: 1, revenue: p.purchase.amount });
     return true;
   });
   if (newer.length === 0) return;
+  const col = <T>(f: (p: (typeof newer)[number]) => T) => newer.map(f);
   await db`
-    update purchase_versions p
-    set version = u.version, amount = u.amount, link_id = u.link_id
-    from unnest(
-      ${newer.map((p) => p.purchase.transaction_id)}::text[],
-      ${newer.map((p) => p.name)}::text[],
-      ${newer.map((p) => p.purchase.version)}::int[],
-      ${newer.map((p) => p.purchase.amount)}::bigint[],
-      ${newer.map((p) => p.linkId)}::int[]
-    ) as u(transaction_id, name, version, amount, link_id)
-    where p.environment_id = ${environmentId}
-      and p.transaction_id = u.transaction_id and p.name = u.name
+    with updated as (
+      update purchase_versions p
+      set version = u.version, amount = u.amount, link_id = u.link_id, hour = u.hour,
+        country = u.country, platform = u.platform, os = u.os
+      from unnest(
+        ${col((p) => p.purchase.transaction_id)}::text[],
+        ${col((p) => p.name)}::text[],
+        ${col((p) => p.purchase.version)}::int[],
+        ${col((p) => p.purchase.amount)}::bigint[],
+        ${col((p) => p.linkId)}::int[],
+        ${col((p) => p.bucket.hour.toISOString())}::timestamptz[],
+        ${col((p) => p.bucket.country)}::text[],
+        ${col((p) => p.bucket.platform)}::text[],
+        ${col((p) => p.bucket.os)}::text[]
+      ) as u(transaction_id, name, version, amount, link_id, hour, country, platform, os)
+      where p.environment_id = ${environmentId}
+        and p.transaction_id = u.transaction_id and p.name = u.name
+    )
+    ${purchaseRollupRows(db, environmentId, rollups)}
   `;
 }
 

@@ -1,5 +1,5 @@
 // Retention: the feed keeps seven days of captured events, the analytics history its
-// configured window. The analytics history drops its expired days whole (services/partitions.ts);
+// configured window, the analytics rollups theirs (ANALYTICS_ROLLUP_DAYS, by month). The analytics history drops its expired days whole (services/partitions.ts);
 // what is left (the default partition's rows, idempotency keys, the feed, rate-limit hits) is
 // deleted in bounded batches. Each drop and batch is its own short transaction, and only one
 // instance purges at a time (services/maintenance_lock.ts).
@@ -14,6 +14,7 @@ import { accountDrops, type DestinationDrop } from "./destination_drops.ts";
 import { asMaintainer } from "./maintenance_lock.ts";
 import { dropPartitionsBefore, type DroppedPartition } from "./partitions.ts";
 import { purgeRateHits } from "./rate_limit.ts";
+import { deleteRollupsBefore, ROLLUPS_TABLE } from "./analytics/rollups.ts";
 
 export const FEED_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -22,6 +23,9 @@ const DAY_MS = 24 * 60 * 60 * 1000;
 export function feedRetentionCutoff(now: Date): Date {
   return new Date(now.getTime() - FEED_RETENTION_MS);
 }
+
+/** Default of ANALYTICS_ROLLUP_DAYS. */
+export const ROLLUP_RETENTION_DAYS = 400;
 
 /** Analytics events received before this instant are outside the history: not exported, purged. */
 export function analyticsRetentionCutoff(now: Date, retentionDays: number): Date {
@@ -39,6 +43,8 @@ export interface PurgeOptions {
   onDrops?: (drops: DestinationDrop[]) => void;
   /** lock_timeout of a partition drop (services/partitions.ts LOCK_TIMEOUT_MS). */
   lockTimeoutMs?: number;
+  /** ANALYTICS_ROLLUP_DAYS: rollups of hours before now minus this many days go. */
+  rollupDays?: number;
 }
 
 export interface PurgeResult {
@@ -54,10 +60,14 @@ export interface PurgeResult {
   deferredPartitions?: string[];
   /** Present when the pass deleted expired client ids (idempotency keys) of the history. */
   analyticsKeys?: number;
+  /** Present when the pass purged analytics rollup rows (dropped months and deleted rows). */
+  analyticsRollups?: number;
 }
 
-type Counted = "feedEvents" | "analyticsEvents" | "rateHits" | "analyticsKeys";
+type Counted = "feedEvents" | "analyticsEvents" | "rateHits" | "analyticsKeys" | "analyticsRollups";
 type BatchDelete = (tx: Db, batch: number) => Promise<number>;
+/** Counts a result carries only when the pass did something of the kind. */
+const OPTIONAL_COUNTS = new Set<Counted>(["analyticsKeys", "analyticsRollups"]);
 
 /**
  * One retention pass over the feed, the analytics history and stale rate-limit hits, as of
@@ -73,13 +83,15 @@ export async function purgeExpired(
   const maxBatches = options.maxBatches ?? 100;
   const feedCutoff = feedRetentionCutoff(now);
   const analyticsCutoff = analyticsRetentionCutoff(now, analyticsRetentionDays);
+  const rollupCutoff = analyticsRetentionCutoff(now, options.rollupDays ?? ROLLUP_RETENTION_DAYS);
   const result: PurgeResult = { ran: true, feedEvents: 0, analyticsEvents: 0, rateHits: 0 };
   let accounted = false;
   // Partitioned tables: their expired days are dropped whole, after the batches of the step
   // counting them (which delete the default partition's expired rows).
-  const partitioned: [string, Date, "feedEvents" | "analyticsEvents"][] = [
+  const partitioned: [string, Date, "feedEvents" | "analyticsEvents" | "analyticsRollups"][] = [
     [FEED_EVENTS_TABLE, feedCutoff, "feedEvents"],
     [ANALYTICS_EVENTS_TABLE, analyticsCutoff, "analyticsEvents"],
+    [ROLLUPS_TABLE, rollupCutoff, "analyticsRollups"],
   ];
   const steps: [Counted, BatchDelete][] = [
     ["feedEvents", async (tx, n) => {
@@ -94,6 +106,7 @@ export async function purgeExpired(
     }],
     ["analyticsEvents", (tx, n) => deleteAnalyticsEventsBefore(tx, analyticsCutoff, n)],
     ["analyticsKeys", (tx, n) => deleteAnalyticsKeysBefore(tx, analyticsCutoff, n)],
+    ["analyticsRollups", (tx, n) => deleteRollupsBefore(tx, rollupCutoff, n)],
     ["rateHits", (tx, n) => purgeRateHits(tx, now, n)],
   ];
   for (const [key, step] of steps) {
@@ -101,7 +114,7 @@ export async function purgeExpired(
       const deleted = await asMaintainer(sql, (tx) => step(tx, batchSize));
       if (deleted === null) return { ...result, ran: false };
       // The optional counts are there only when the pass did something of the kind.
-      if (deleted > 0 || key !== "analyticsKeys") result[key] = (result[key] ?? 0) + deleted;
+      if (deleted > 0 || !OPTIONAL_COUNTS.has(key)) result[key] = (result[key] ?? 0) + deleted;
       if (deleted < batchSize) break;
     }
     // Whole days after the step's first batch, which does what must come before any deletion
@@ -111,7 +124,7 @@ export async function purgeExpired(
       const drops = await dropPartitionsBefore(sql, table, cutoff, options);
       if (drops.dropped.length > 0) {
         (result.droppedPartitions ??= []).push(...drops.dropped);
-        result[key] += drops.dropped.reduce((n, d) => n + d.rows, 0);
+        result[key] = (result[key] ?? 0) + drops.dropped.reduce((n, d) => n + d.rows, 0);
       }
       if (drops.deferred.length > 0) (result.deferredPartitions ??= []).push(...drops.deferred);
       if (!drops.ran) return { ...result, ran: false };

@@ -11,8 +11,8 @@ export interface Logger {
 }
 
 export function createLogger(
-  level: Level = "info",
-  write: (line: string) => void = writeStdout,
+  level: Level,
+  write: (line: string) => void,
 ): Logger {
   // The line is joined as text rather than stringified from a merged copy of the fields: one
   // is written for every request, so its cost is on every hot path.
@@ -44,8 +44,66 @@ function isoNow(): string {
 }
 
 const encoder = new TextEncoder();
-function writeStdout(line: string) {
-  Deno.stdout.writeSync(encoder.encode(line + "\n"));
+
+/** Writes all of `bytes` to a file descriptor whose writeSync may take only part of them. */
+export function writeAllSync(file: { writeSync(p: Uint8Array): number }, bytes: Uint8Array) {
+  for (let off = 0; off < bytes.length;) off += file.writeSync(bytes.subarray(off));
+}
+
+export interface BatchedLines {
+  /** Queues one line (its newline is added). */
+  write(line: string): void;
+  /** Writes what is queued now. */
+  flush(): void;
+}
+
+/**
+ * Log lines written in batches: the lines of one turn of the event loop go out in one write
+ * when the turn ends (or as soon as 64 KiB are queued), not in a system call per line, which
+ * cost more than building the line on every request. What a crash can lose: an uncaught error,
+ * `Deno.exit` and a normal end write the queue first (installFlushOnExit); only a process killed
+ * outright (SIGKILL, the OOM killer) loses the lines of the turn it was in, at most 64 KiB and
+ * about a millisecond's worth. Writes stay synchronous, so a slow reader of the pipe slows the
+ * process rather than letting lines pile up in memory.
+ */
+export function batchedLines(
+  writeAll: (bytes: Uint8Array) => void,
+  maxBytes = 64 * 1024,
+): BatchedLines {
+  let queued: string[] = [];
+  let size = 0;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const flush = () => {
+    if (timer !== undefined) clearTimeout(timer);
+    timer = undefined;
+    if (queued.length === 0) return;
+    const text = queued.join("");
+    queued = [];
+    size = 0;
+    writeAll(encoder.encode(text));
+  };
+  return {
+    write(line) {
+      queued.push(line, "\n");
+      size += line.length + 1;
+      if (size >= maxBytes) flush();
+      else if (timer === undefined) timer = setTimeout(flush, 0);
+    },
+    flush,
+  };
+}
+
+/** The production logger's stdout. */
+export const stdoutLines: BatchedLines = batchedLines((bytes) => writeAllSync(Deno.stdout, bytes));
+
+/**
+ * Writes the queue before the process ends: at `Deno.exit` and a normal end (unload), and on an
+ * uncaught error or rejection, which end the process after their listeners ran.
+ */
+export function installFlushOnExit(lines: BatchedLines): void {
+  for (const event of ["unload", "error", "unhandledrejection"]) {
+    globalThis.addEventListener(event, () => lines.flush());
+  }
 }
 
 /** What an unexpected error may put in a log: its kind and message, no bound parameters. */

@@ -143,7 +143,7 @@ const itemsSql = (db: Db, environmentId: number, rows: typeof REST_ROWS) =>
     from (
       select ${db.unsafe(rows.columns)}
       from links l join link_counters c on c.link_id = l.id
-      where l.environment_id = ${environmentId} and l.active
+      where l.environment_id = ${environmentId} and l.active and not l.archived
       order by c.total_views desc, l.id
     ) s
     order by s.total_views desc, s.id
@@ -292,7 +292,7 @@ export async function projectMetricsEtag(db: Db, environmentId: number): Promise
   const [row] = await db<{ count: string; hash_sum: string }[]>`
     select count(*) as count, coalesce(sum(${db.unsafe(ROW_HASH)}), 0) as hash_sum
     from links l join link_counters c on c.link_id = l.id
-    where l.environment_id = ${environmentId} and l.active
+    where l.environment_id = ${environmentId} and l.active and not l.archived
   `;
   return etagOf(environmentId, row!.count, row!.hash_sum);
 }

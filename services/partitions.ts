@@ -1,7 +1,9 @@
 // Daily partitions of the history tables. A history table is `partition by range (received_at)`
 // with one partition per UTC day, named `<table>_pYYYYMMDD`, and a DEFAULT partition
 // `<table>_default` that catches the rows of any day without its own partition: an insert never
-// fails for lack of a partition, whatever the clock says (tests run at arbitrary dates).
+// fails for lack of a partition, whatever the clock says (tests run at arbitrary dates). The
+// analytics rollups are kept the same way by month of their `hour` (`<table>_pYYYYMM`, see
+// partitionSpec); "day" below reads "month" for them.
 //
 // The background job (services/jobs.ts) keeps them, on one instance at a time (the maintenance
 // lock, services/maintenance_lock.ts), each partition in its own short transaction:
@@ -33,7 +35,29 @@ import { asMaintainer } from "./maintenance_lock.ts";
 const DAY_MS = 24 * 60 * 60 * 1000;
 
 /** The partitioned history tables, kept by the background job. */
-export const PARTITIONED_TABLES: readonly string[] = ["feed_events", "analytics_events"];
+export const PARTITIONED_TABLES: readonly string[] = [
+  "feed_events",
+  "analytics_events",
+  "analytics_rollups",
+];
+
+/**
+ * How a table is partitioned: by which timestamp column, and by UTC day or month. The history
+ * tables by day of reception; the analytics rollups (services/analytics/rollups.ts) by month of
+ * their hour, as they are kept for a year and more and every query spans many days.
+ */
+export interface PartitionSpec {
+  column: string;
+  unit: "day" | "month";
+}
+
+const SPECS: Record<string, PartitionSpec> = {
+  analytics_rollups: { column: "hour", unit: "month" },
+};
+
+export function partitionSpec(table: string): PartitionSpec {
+  return SPECS[table] ?? { column: "received_at", unit: "day" };
+}
 
 /** How long partition DDL waits for its lock before giving up until the next pass. */
 export const LOCK_TIMEOUT_MS = 1000;
@@ -124,6 +148,23 @@ export function dayPartitionName(table: string, day: Date): string {
   return `${table}_p${day.toISOString().slice(0, 10).replaceAll("-", "")}`;
 }
 
+/** The name of the table's partition starting at `start` (`<table>_pYYYYMM` for a month). */
+export function partitionName(table: string, start: Date): string {
+  if (partitionSpec(table).unit === "day") return dayPartitionName(table, start);
+  return `${table}_p${start.toISOString().slice(0, 7).replaceAll("-", "")}`;
+}
+
+/** The partition period `at` falls in: [start, end) in UTC. */
+export function periodOf(table: string, at: Date): { start: Date; end: Date } {
+  const day = utcDay(at);
+  if (partitionSpec(table).unit === "day") {
+    return { start: day, end: new Date(day.getTime() + DAY_MS) };
+  }
+  const y = at.getUTCFullYear();
+  const m = at.getUTCMonth();
+  return { start: new Date(Date.UTC(y, m, 1)), end: new Date(Date.UTC(y, m + 1, 1)) };
+}
+
 export function defaultPartitionName(table: string): string {
   return `${table}_default`;
 }
@@ -134,9 +175,9 @@ export function utcDay(at: Date): Date {
 }
 
 /**
- * Creates the default partition if it is missing and a partition for each day from
+ * Creates the default partition if it is missing and a partition for each day (or month) from
  * `behindDays` before today to `aheadDays` after (UTC, as `now` says), each in its own
- * transaction under the maintenance lock. Days already covered by any partition are skipped.
+ * transaction under the maintenance lock. Periods already covered by any partition are skipped.
  */
 export async function ensurePartitions(
   sql: Sql,
@@ -146,9 +187,10 @@ export async function ensurePartitions(
 ): Promise<EnsureResult> {
   const result: EnsureResult = { ran: true, created: [], deferred: [] };
   const today = utcDay(now).getTime();
-  const days: Date[] = [];
+  const periods = new Map<number, { start: Date; end: Date }>();
   for (let d = -(options.behindDays ?? 1); d <= (options.aheadDays ?? 2); d++) {
-    days.push(new Date(today + d * DAY_MS));
+    const period = periodOf(table, new Date(today + d * DAY_MS));
+    periods.set(period.start.getTime(), period);
   }
   // Read without the lock first: on most passes there is nothing to do and no transaction.
   const existing = await listPartitions(sql, table);
@@ -156,9 +198,12 @@ export async function ensurePartitions(
   if (!existing.some((p) => p.isDefault)) {
     work.push({ name: defaultPartitionName(table), create: (tx) => createDefault(tx, table) });
   }
-  for (const day of days) {
-    if (covered(existing, day)) continue;
-    work.push({ name: dayPartitionName(table, day), create: (tx) => createDay(tx, table, day) });
+  for (const period of periods.values()) {
+    if (covered(existing, period)) continue;
+    work.push({
+      name: partitionName(table, period.start),
+      create: (tx) => createPeriod(tx, table, period),
+    });
   }
   for (const { name, create } of work) {
     if (options.signal?.aborted) break;
@@ -179,10 +224,10 @@ export async function ensurePartitions(
   return result;
 }
 
-function covered(partitions: readonly Partition[], day: Date): boolean {
-  const end = day.getTime() + DAY_MS;
+function covered(partitions: readonly Partition[], period: { start: Date; end: Date }): boolean {
   return partitions.some((p) =>
-    p.from !== null && p.to !== null && p.from.getTime() < end && p.to.getTime() > day.getTime()
+    p.from !== null && p.to !== null && p.from.getTime() < period.end.getTime() &&
+    p.to.getTime() > period.start.getTime()
   );
 }
 
@@ -194,12 +239,17 @@ async function createDefault(tx: Db, table: string): Promise<CreatedPartition | 
   return { table, partition: name, from: null, to: null, movedRows: 0 };
 }
 
-async function createDay(tx: Db, table: string, day: Date): Promise<CreatedPartition | null> {
+async function createPeriod(
+  tx: Db,
+  table: string,
+  period: { start: Date; end: Date },
+): Promise<CreatedPartition | null> {
   const partitions = await listPartitions(tx, table);
-  if (covered(partitions, day)) return null; // another instance made it since we looked
-  const name = dayPartitionName(table, day);
-  const from = day.toISOString();
-  const to = new Date(day.getTime() + DAY_MS).toISOString();
+  if (covered(partitions, period)) return null; // another instance made it since we looked
+  const name = partitionName(table, period.start);
+  const from = period.start.toISOString();
+  const to = period.end.toISOString();
+  const column = ident(partitionSpec(table).column);
   // Indexes are left to ATTACH, which creates each of the table's indexes on the new partition
   // (one build over the moved rows, instantly on none).
   await tx.unsafe(
@@ -211,7 +261,7 @@ async function createDay(tx: Db, table: string, day: Date): Promise<CreatedParti
     const moved = await tx.unsafe(
       `with moved as (
         delete from ${ident(defaultPartitionName(table))}
-        where received_at >= $1::timestamptz and received_at < $2::timestamptz
+        where ${column} >= $1::timestamptz and ${column} < $2::timestamptz
         returning ${columns}
       )
       insert into ${ident(name)} (${columns}) select ${columns} from moved`,
@@ -316,10 +366,11 @@ export async function deleteDefaultRowsBefore(
   batch: number,
 ): Promise<number> {
   const defaultPartition = ident(defaultPartitionName(table));
+  const column = ident(partitionSpec(table).column);
   const rows = await db.unsafe(
     `delete from ${defaultPartition}
     where ctid = any(array(
-      select ctid from ${defaultPartition} where received_at < $1::timestamptz limit $2
+      select ctid from ${defaultPartition} where ${column} < $1::timestamptz limit $2
     ))`,
     [cutoff.toISOString(), batch],
   );

@@ -8,9 +8,14 @@ import { verifyPassword } from "./access/passwords.ts";
 import type { Role } from "./access/permissions.ts";
 import { ADMIN_TOKEN_PRINCIPAL, type Principal } from "./access/principal.ts";
 import type { Clock } from "./clock.ts";
+import { checkAdminToken } from "./admin_token_limit.ts";
 import { ApiError } from "./errors.ts";
-import { hashSecret, randomToken, secretMatches } from "./secrets.ts";
-import { recordSignInFailure, signInRetryAfter } from "./signin_limit.ts";
+import {
+  forgetPasswordFailure,
+  passwordRetryAfter,
+  recordPasswordFailure,
+} from "./access/password_limit.ts";
+import { hashSecret, randomToken } from "./secrets.ts";
 
 export const SESSION_IDLE_MS = 12 * 60 * 60_000;
 
@@ -28,32 +33,23 @@ export interface Session {
   role?: Role | "instance" | null;
 }
 
-/** Signs in with the admin token from `address`; refused attempts count towards its limit. */
+/**
+ * Signs in with the admin token from `address`, through the one admin-token check and its limit
+ * (services/admin_token_limit.ts): a wrong token counts there, and a limited address or
+ * instance is refused (rate_limited) whatever it presents.
+ */
 export async function signIn(
   sql: Sql,
   clock: Clock,
   input: { adminToken: string; address: string; adminTokenHash: string },
 ): Promise<Session> {
-  const now = clock.now();
-  // The outcome is returned, not thrown, from the transaction: a failure must be committed.
-  const outcome = await sql.begin(async (tx) => {
-    const retryAfter = await signInRetryAfter(tx, input.address, now);
-    if (retryAfter > 0) return { retryAfter };
-    if (!input.adminToken || !secretMatches(input.adminToken, input.adminTokenHash)) {
-      await recordSignInFailure(tx, input.address, now);
-      return { wrong: true };
-    }
-    return { token: await insertSession(tx, now, null) };
+  await checkAdminToken(sql, clock, input.adminTokenHash, {
+    presented: input.adminToken || null,
+    address: input.address,
   });
-  if ("retryAfter" in outcome) {
-    throw new ApiError(
-      "rate_limited",
-      "too many wrong tokens from this address; wait before trying again",
-      { retryAfter: outcome.retryAfter },
-    );
-  }
-  if ("wrong" in outcome) throw new ApiError("unauthorized", "that is not the admin token");
-  return sessionOf(outcome.token, ADMIN_TOKEN_PRINCIPAL);
+  const now = clock.now();
+  const token = await sql.begin((tx) => insertSession(tx, now, null));
+  return sessionOf(token, ADMIN_TOKEN_PRINCIPAL);
 }
 
 function sessionOf(token: string, principal: Principal): Session {
@@ -106,8 +102,8 @@ export async function signInWithPassword(
 ): Promise<Session> {
   const now = clock.now();
   const retryAfter = await sql.begin(async (tx) => {
-    const wait = await signInRetryAfter(tx, input.address, now);
-    if (wait === 0) await recordSignInFailure(tx, input.address, now);
+    const wait = await passwordRetryAfter(tx, input.address, now);
+    if (wait === 0) await recordPasswordFailure(tx, input.address, now);
     return wait;
   });
   if (retryAfter > 0) {
@@ -126,12 +122,7 @@ export async function signInWithPassword(
     throw new ApiError("unauthorized", "that email and password do not match an account");
   }
   const token = await sql.begin(async (tx) => {
-    await tx`
-      delete from dashboard_signin_failures where ctid = any(array(
-        select ctid from dashboard_signin_failures
-        where address = ${input.address} and at = ${now} limit 1
-      ))
-    `;
+    await forgetPasswordFailure(tx, input.address, now);
     return await insertSession(tx, now, account.id);
   });
   return sessionOf(token, accountPrincipal(account));

@@ -1,16 +1,20 @@
 import type { Sql } from "../db/connect.ts";
 import type { Clock } from "./clock.ts";
 import { type EventEnvironment, recordEvents } from "./events.ts";
-import type { HostedLink } from "./links.ts";
+import type { HostedLink } from "./links/links.ts";
 import type { Logger } from "./log.ts";
 import { describeError } from "./log.ts";
 import { getEnvironmentOrThrow } from "./projects.ts";
+import type { Visitor } from "./visitor.ts";
 
 interface PendingView {
   link: Pick<HostedLink, "id" | "environment_id" | "path" | "link_domain">;
   platform: string;
+  visitor: Visitor | undefined;
   at: Date;
   attempts: number;
+  /** Set once a write of this view's batch failed: the retry carries the same key. */
+  batchKey?: string;
 }
 
 /** Views buffered at most, should the database stay away: beyond it the oldest are dropped. */
@@ -26,7 +30,10 @@ const MAX_ATTEMPTS = 30;
  * arrived meanwhile: one transaction per batch instead of one per hit, which would queue every
  * hit of a popular link on its counter row. Idle, a view is written at once; busy, within one
  * transaction's time. A failed write is retried (MAX_ATTEMPTS times, a second apart, then the
- * batch is dropped and logged); `flush()` (shutdown, tests) waits for the queue.
+ * batch is dropped and logged) under the batch key of its first attempt, so a write that did
+ * commit before its connection dropped is never counted twice; `flush()` (shutdown, tests)
+ * waits for the queue. A process killed mid-way loses the views it had not yet written (at
+ * most a transaction's worth when busy, as docs/link-host.md says) and never counts one twice.
  */
 export class ViewRecorder {
   #pending: PendingView[] = [];
@@ -43,12 +50,13 @@ export class ViewRecorder {
   record(
     link: Pick<HostedLink, "id" | "environment_id" | "path" | "link_domain">,
     platform: string,
+    visitor?: Visitor,
   ): void {
     if (this.#pending.length >= MAX_PENDING) {
       this.#pending.shift();
       this.deps.logger.error("view dropped: too many views waiting for the database");
     }
-    this.#pending.push({ link, platform, at: this.deps.clock.now(), attempts: 0 });
+    this.#pending.push({ link, platform, visitor, at: this.deps.clock.now(), attempts: 0 });
     this.#writing ??= this.#drain();
   }
 
@@ -75,9 +83,14 @@ export class ViewRecorder {
   async #drain(): Promise<void> {
     while (this.#pending.length > 0) {
       const batch = this.#pending.splice(0, MAX_BATCH);
-      for (const views of Map.groupBy(batch, (v) => v.link.environment_id).values()) {
+      // A batch being retried stays whole, under the key of its first attempt.
+      const groups = Map.groupBy(batch, (v) => `${v.link.environment_id} ${v.batchKey ?? ""}`);
+      for (const views of groups.values()) {
+        // A write that failed may still have committed (the connection dropped before the
+        // answer): its retry, under the same key, then stores and counts nothing again.
+        const key = views[0]!.batchKey ?? `view batch ${crypto.randomUUID()}`;
         try {
-          await this.#write(views);
+          await this.#write(views, key);
         } catch (err) {
           const attempts = views[0]!.attempts + 1;
           if (attempts >= MAX_ATTEMPTS) {
@@ -92,7 +105,10 @@ export class ViewRecorder {
             views: views.length,
             ...describeError(err),
           });
-          for (const v of views) v.attempts = attempts;
+          for (const v of views) {
+            v.attempts = attempts;
+            v.batchKey = key;
+          }
           this.#pending.unshift(...views);
           await new Promise((r) => setTimeout(r, this.retryMs));
         }
@@ -111,7 +127,7 @@ export class ViewRecorder {
     return env;
   }
 
-  async #write(views: PendingView[]): Promise<void> {
+  async #write(views: PendingView[], batchKey: string): Promise<void> {
     const environment = await this.#environment(views[0]!.link.environment_id);
     const links = new Map(
       views.map((v) => [v.link.id, {
@@ -122,12 +138,18 @@ export class ViewRecorder {
     );
     await recordEvents(
       this.sql,
-      { environment, clock: this.deps.clock, linkBaseUrl: this.deps.linkBaseUrl },
+      { environment, clock: this.deps.clock, linkBaseUrl: this.deps.linkBaseUrl, batchKey },
       views.map((v) => ({
         type: "view" as const,
         occurred_at: v.at,
         link_path: v.link.path,
-        device: { platform: v.platform },
+        // Unknown values are left out (CONTRACT, "Analytics").
+        device: {
+          platform: v.platform,
+          ...(v.visitor?.os ? { os: v.visitor.os } : {}),
+          ...(v.visitor?.browser ? { browser: v.visitor.browser } : {}),
+        },
+        attribution: v.visitor?.referrerHost ? { referrer_host: v.visitor.referrerHost } : null,
       })),
       [...links.values()],
     );

@@ -3,9 +3,16 @@
 // address; redirects are answers, never followed; at most 64 KiB of the answer is read; the
 // whole exchange is bounded in time. node:http rather than fetch, because fetch cannot be told
 // which address to connect to.
+//
+// The connection is opened here (net.connect, tls.connect), not by an http(s) Agent: when
+// NODE_EXTRA_CA_CERTS is set, Deno's https Agent rebuilds the CA list in JavaScript, which needs
+// the sys permission "ca" that `deno task start` does not grant (and `--allow-sys=` cannot name).
+// tls.connect without `ca` verifies with Deno's own trust store, which holds NODE_EXTRA_CA_CERTS
+// and DENO_CERT already, and needs only --allow-net (docs/operations.md, "Permissions").
 import http from "node:http";
 import https from "node:https";
-import type { LookupFunction } from "node:net";
+import net, { type LookupFunction } from "node:net";
+import tls from "node:tls";
 import { AddressRefused, resolveDestinationHost } from "./destination_url.ts";
 
 export const MAX_RESPONSE_BYTES = 64 * 1024;
@@ -55,6 +62,14 @@ export async function postWebhook(
       );
     } else callback(null, address.address, address.family);
   };
+  const secure = url.protocol === "https:";
+  const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
+  const port = Number(url.port) || (secure ? 443 : 80);
+  const connect = (): net.Socket =>
+    secure
+      // The certificate is checked against the URL's host; SNI carries it unless it is an IP.
+      ? tls.connect({ host, port, lookup, servername: net.isIP(host) ? undefined : host })
+      : net.connect({ host, port, lookup });
   const payload = new TextEncoder().encode(body);
   return await new Promise<PostResult>((resolve) => {
     let settled = false;
@@ -64,11 +79,11 @@ export async function postWebhook(
       clearTimeout(timer);
       resolve(done(r));
     };
-    const request = (url.protocol === "https:" ? https : http).request(url, {
+    // No agent: each delivery opens its own connection, through `connect`.
+    const request = (secure ? https : http).request(url, {
       method: "POST",
-      lookup,
       headers: { ...headers, "Content-Length": String(payload.byteLength) },
-      agent: false,
+      createConnection: connect,
     }, (res) => {
       const status = res.statusCode ?? 0;
       const retryAfterMs = parseRetryAfter(res.headers["retry-after"], Date.now());

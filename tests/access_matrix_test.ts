@@ -40,18 +40,72 @@ const routes = [...new Map(
   isOperation(r.operation)
 );
 
-function concrete(path: string, hashid: string): string {
+function concrete(path: string, hashid: string, linkPath = link): string {
   return path
     .replace(":project_id", String(env))
     .replace(":hashid", hashid)
     .replace(/:(token_id|destination_id|account_id|key_id)/, "999999")
-    .replace(/:(link_path|path)/, link);
+    .replace(/:(link_path|path)/, linkPath);
 }
 
-/** Bodies that would change something if the request were allowed. */
+/** Deleting routes get a link of their own each time, so the shared one stays for the others. */
+const DELETES_LINK = new Set([
+  "DELETE /api/v1/projects/:project_id/links/:link_path",
+  "POST /dashboard/environments/:project_id/links/:path/delete",
+]);
+let made = 0;
+async function linkFor(key: string): Promise<string> {
+  if (!DELETES_LINK.has(key)) return link;
+  const res = await admin("POST", `/api/v1/projects/${env}/links`, {
+    title: `To delete ${++made}`,
+  });
+  return res.body.link.path as string;
+}
+
+/**
+ * The links routes main added, allowed: the answer each must give (not merely "not refused"),
+ * and whether it is a change (then exactly one audit entry is written).
+ */
+const LINK_ROUTES_ALLOWED: Record<string, { status: number; change: boolean }> = {
+  "GET /api/v1/projects/:project_id/links": { status: 200, change: false },
+  "POST /api/v1/projects/:project_id/links": { status: 201, change: true },
+  "PATCH /api/v1/projects/:project_id/links/:link_path": { status: 200, change: true },
+  "DELETE /api/v1/projects/:project_id/links/:link_path": { status: 204, change: true },
+  "POST /api/v1/projects/:project_id/links/import": { status: 201, change: true },
+  "GET /api/v1/projects/:project_id/links/export": { status: 200, change: false },
+  "GET /api/v1/projects/:project_id/analytics": { status: 200, change: false },
+  "GET /api/v1/projects/:project_id/events_per_day": { status: 200, change: false },
+  "GET /dashboard/environments/:project_id/links/new": { status: 200, change: false },
+  "POST /dashboard/environments/:project_id/links": { status: 303, change: true },
+  "POST /dashboard/environments/:project_id/links/:path/active": { status: 303, change: true },
+  "GET /dashboard/environments/:project_id/links/:path/edit": { status: 200, change: false },
+  "POST /dashboard/environments/:project_id/links/:path/edit": { status: 303, change: true },
+  "POST /dashboard/environments/:project_id/links/:path/archive": { status: 303, change: true },
+  "GET /dashboard/environments/:project_id/links/:path/delete": { status: 200, change: false },
+  "POST /dashboard/environments/:project_id/links/:path/delete": { status: 303, change: true },
+};
+
+const auditCount = async () =>
+  Number((await srv.sql`select count(*)::int as n from audit_log`)[0]!.n);
+
+/** Checks an allowed request on one of LINK_ROUTES_ALLOWED did what it should. */
+async function checkAllowedLinkRoute(
+  key: string,
+  label: string,
+  status: number,
+  auditBefore: number,
+) {
+  const expected = LINK_ROUTES_ALLOWED[key];
+  if (!expected) return;
+  assert.equal(status, expected.status, label);
+  assert.equal(await auditCount() - auditBefore, expected.change ? 1 : 0, `${label}: audit`);
+}
+
+/** Bodies that would change something if the request were allowed (a string: a CSV). */
 const REST_BODIES: Record<string, unknown> = {
   "POST /api/v1/projects/:project_id/links": { title: "made by a key" },
   "PATCH /api/v1/projects/:project_id/links/:link_path": { active: false },
+  "POST /api/v1/projects/:project_id/links/import": "title\nImported by a key\n",
   "POST /api/v1/projects/:project_id/event_stream_tokens": { name: "t" },
   "POST /api/v1/projects/:project_id/api_keys": { name: "k", scopes: ["admin"] },
   "POST /api/v1/projects/:project_id/destinations": { url: "http://127.0.0.1:9/hook" },
@@ -93,8 +147,7 @@ Deno.test("every admin REST route: a key is allowed or refused exactly as the ta
   for (const r of rest) {
     const permission: Permission = PERMISSIONS[r.operation];
     const key = `${r.method} ${r.path}`;
-    const url = concrete(r.path, project.hashid) +
-      (r.path.endsWith("/export") ? "?from=2026-01-01&to=2026-01-02" : "");
+    const query = r.path.endsWith("/:project_id/export") ? "?from=2026-01-01&to=2026-01-02" : "";
     const environmentRoute = r.path.includes(":project_id");
     const cases: [string, string, string | null][] = [
       ...SCOPES.map((s): [string, string, string | null] => [
@@ -109,13 +162,20 @@ Deno.test("every admin REST route: a key is allowed or refused exactly as the ta
       ["another environment's key", otherEnv, "forbidden"],
     ];
     for (const [who, value, refusal] of cases) {
+      const url = concrete(r.path, project.hashid, await linkFor(key)) + query;
       const before = await snapshot();
+      const auditBefore = await auditCount();
+      const body = r.method === "GET" ? undefined : (REST_BODIES[key] ?? {});
       const res = await call(srv.url, r.method, url, {
-        headers: { Authorization: `Bearer ${value}` },
-        body: r.method === "GET" ? undefined : (REST_BODIES[key] ?? {}),
+        headers: {
+          Authorization: `Bearer ${value}`,
+          ...(typeof body === "string" ? { "Content-Type": "text/csv" } : {}),
+        },
+        ...(typeof body === "string" ? { raw: body } : { body }),
       });
       if (refusal === null) {
         assert.ok(![401, 403].includes(res.status), `${key}, ${who}: ${res.status} ${res.text}`);
+        await checkAllowedLinkRoute(key, `${key}, ${who}: ${res.text}`, res.status, auditBefore);
         allowed++;
       } else {
         assert.equal(res.status, 403, `${key}, ${who}: ${res.status} ${res.text}`);
@@ -129,6 +189,14 @@ Deno.test("every admin REST route: a key is allowed or refused exactly as the ta
   }
   assert.ok(allowed >= 15, `only ${allowed} allowed cases`);
 });
+
+/** Forms that would change something if the request were allowed. */
+const DASHBOARD_FORMS: Record<string, Record<string, string>> = {
+  "POST /dashboard/environments/:project_id/links": { title: "Made in the matrix" },
+  "POST /dashboard/environments/:project_id/links/:path/active": { active: "true" },
+  "POST /dashboard/environments/:project_id/links/:path/edit": { title: "Edited in the matrix" },
+  "POST /dashboard/environments/:project_id/links/:path/archive": { archived: "false" },
+};
 
 const PASSWORD = "matrix password 0123";
 
@@ -180,19 +248,22 @@ Deno.test("every dashboard page and form: each role is allowed or refused as the
   assert.ok(dashboard.length >= 40, `${dashboard.length} routes`);
   for (const r of dashboard) {
     const permission: Permission = PERMISSIONS[r.operation];
-    const url = concrete(r.path, project.hashid);
+    const key = `${r.method} ${r.path}`;
     for (const s of sessions) {
+      const url = concrete(r.path, project.hashid, await linkFor(key));
       const may = s.role !== null && permission.role !== "instance" &&
         roleAtLeast(s.role, permission.role);
       const before = await snapshot();
+      const auditBefore = await auditCount();
       const res = r.path.endsWith("/live/stream")
         ? await openStream(url, s.cookie)
         : r.method === "GET"
         ? await getPage(srv.url, url, s)
-        : await postForm(srv.url, url, s, { _csrf: s.csrf });
+        : await postForm(srv.url, url, s, { _csrf: s.csrf, ...DASHBOARD_FORMS[key] });
       const label = `${r.method} ${r.path} as ${s.name}`;
       if (may) {
         assert.notEqual(res.status, 403, `${label}: ${res.status}`);
+        await checkAllowedLinkRoute(key, label, res.status, auditBefore);
       } else {
         assert.equal(res.status, 403, `${label}: ${res.status}`);
         assert.equal(await snapshot(), before, `${label}: a refused request changed data`);

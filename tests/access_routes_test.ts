@@ -4,9 +4,14 @@
 import assert from "node:assert/strict";
 import { isOperation, PERMISSIONS, SCOPES } from "../services/access/permissions.ts";
 import { ROUTE_ACCESS, routeAccess } from "../services/access/routes.ts";
+import { ADMIN_TOKEN_WINDOW_MS } from "../services/admin_token_limit.ts";
+import { ManualClock } from "./helpers/clock.ts";
 import { assertError, call, startTestServer } from "./helpers/server.ts";
 
-const srv = await startTestServer();
+// Each wrong token counts towards the admin-token limit: the clock moves every earlier failure
+// out of the window before the next route is tried.
+const clock = new ManualClock("2026-05-01T08:00:00Z");
+const srv = await startTestServer({ clock });
 Deno.test.afterAll(() => srv.close());
 
 /** The app's routes, without middleware (registered as ALL on a wildcard). */
@@ -61,6 +66,7 @@ Deno.test("every admin API route the table guards answers 401 without credential
     const body = r.method === "GET" ? undefined : {};
     const res = await call(srv.url, r.method, concrete(r.path), { body });
     assertError(res, 401, "unauthorized");
+    clock.advance(ADMIN_TOKEN_WINDOW_MS + 1000);
     const wrong = await call(srv.url, r.method, concrete(r.path), {
       body,
       headers: { Authorization: "Bearer not-the-admin-token-0000" },

@@ -2,7 +2,7 @@
 // with the right actor, in its own transaction; a refused or failed request writes none; the
 // per-project and instance lists page newest first; no secret value is ever in an entry.
 import assert from "node:assert/strict";
-import { postForm, signInOverHttp } from "./helpers/dashboard.ts";
+import { getPage, postForm, signInOverHttp } from "./helpers/dashboard.ts";
 import {
   adminHeaders,
   assertError,
@@ -20,6 +20,7 @@ interface Entry {
   actor: { type: string; id: number | null; name: string };
   action: string;
   target: { type: string; id: string };
+  detail: Record<string, number> | null;
   request_id: string | null;
 }
 
@@ -271,6 +272,187 @@ Deno.test("the dashboard's changes are audited the same way", async () => {
     () => postForm(srv.url, "/dashboard/projects", client, { _csrf: "forged", name: "No" }),
     403,
   );
+});
+
+/** Runs `read`, which must answer `status`, and checks it wrote nothing. */
+const readsNothing = (read: () => Promise<{ status: number }>, status = 200) =>
+  noEntry(read, status);
+
+/** A person's account with `role` on the project, signed in to the dashboard. */
+async function person(name: string, hashid: string, role: string) {
+  const made = await admin("POST", "/api/v1/admin/accounts", {
+    email: `${name.toLowerCase().replaceAll(" ", ".")}@audit.test`,
+    name,
+  });
+  const id = made.body.account.id as number;
+  const member = await admin("PUT", `/api/v1/admin/projects/${hashid}/members/${id}`, { role });
+  assert.equal(member.status, 200, member.text);
+  const token = new URL(made.body.setup_url).searchParams.get("token")!;
+  const password = `${name} password 0123`;
+  const res = await postForm(srv.url, "/dashboard/setup", { cookie: "" }, {
+    token,
+    password,
+    confirm: password,
+  });
+  assert.equal(res.status, 303, res.text);
+  const cookie = res.headers.get("set-cookie")!.split(";")[0]!;
+  const home = await getPage(srv.url, "/dashboard", { cookie });
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(home.text)![1]!;
+  return { id, cookie, csrf };
+}
+
+Deno.test("managed links over the API: create, edit, activate, archive, delete and import each write one entry", async () => {
+  const p = await createProject(srv.url, { name: "Managed" });
+  const env = p.productionId;
+  const links = `/api/v1/projects/${env}/links`;
+  const created = await oneEntry(() =>
+    admin("POST", links, {
+      path: "audit-chosen",
+      title: "Chosen",
+      expires_at: "2030-01-01T00:00:00Z",
+    })
+  );
+  assert.equal(created.action, "link.create");
+  assert.deepEqual(created.target, { type: "link", id: "audit-chosen" });
+  assert.deepEqual(created.actor, { type: "admin_token", id: null, name: "admin token" });
+  assert.equal(created.detail, null);
+  assert.equal(created.request_id, created.response.headers.get("x-request-id"));
+  for (
+    const patch of [
+      { title: "Edited", max_views: 10 },
+      { active: false },
+      { active: true },
+      { archived: true },
+      { archived: false },
+      { expires_at: null },
+    ]
+  ) {
+    const entry = await oneEntry(() => admin("PATCH", `${links}/audit-chosen`, patch));
+    assert.equal(entry.action, "link.update", JSON.stringify(patch));
+    assert.deepEqual(entry.target, { type: "link", id: "audit-chosen" });
+  }
+  const deleted = await oneEntry(() => admin("DELETE", `${links}/audit-chosen`));
+  assert.equal(deleted.action, "link.delete");
+  assert.deepEqual(deleted.target, { type: "link", id: "audit-chosen" });
+  assert.equal(deleted.response.status, 204);
+
+  // An import is one entry, whatever its size, with the count.
+  const csv = (titles: string[]) => ["title", ...titles].join("\n") + "\n";
+  const imported = await oneEntry(() =>
+    call(srv.url, "POST", `${links}/import`, {
+      headers: { ...adminHeaders, "Content-Type": "text/csv" },
+      raw: csv(["One", "Two", "Three"]),
+    })
+  );
+  assert.equal(imported.response.status, 201);
+  assert.equal(imported.action, "link.import");
+  assert.deepEqual(imported.target, { type: "environment", id: String(env) });
+  assert.deepEqual(imported.detail, { count: 3 });
+  assert.deepEqual(
+    (await admin("GET", `/api/v1/projects/${env}/audit_log?limit=1`)).body.entries[0].detail,
+    { count: 3 },
+    "the project's list carries the count too",
+  );
+
+  // The same through an API key: the key is the actor.
+  const key = (await admin("POST", `/api/v1/projects/${env}/api_keys`, {
+    name: "importer",
+    scopes: ["links:write"],
+  })).body.api_key;
+  secrets.push(key.value);
+  const bearer = { Authorization: `Bearer ${key.value}` };
+  const byKey = await oneEntry(() =>
+    call(srv.url, "POST", `${links}/import`, {
+      headers: { ...bearer, "Content-Type": "text/csv" },
+      raw: csv(["Four", "Five"]),
+    })
+  );
+  assert.deepEqual(byKey.actor, { type: "api_key", id: key.id, name: "importer" });
+  assert.deepEqual(byKey.detail, { count: 2 });
+  const path = (await admin("POST", links, { title: "For the key" })).body.link.path as string;
+  const keyDelete = await oneEntry(() =>
+    call(srv.url, "DELETE", `${links}/${path}`, { headers: bearer })
+  );
+  assert.equal(keyDelete.action, "link.delete");
+  assert.deepEqual(keyDelete.actor, { type: "api_key", id: key.id, name: "importer" });
+
+  // Refused or failed: nothing written (a bad row rolls the whole import back).
+  await noEntry(
+    () =>
+      call(srv.url, "POST", `${links}/import`, {
+        headers: { ...adminHeaders, "Content-Type": "text/csv" },
+        raw: "title,max_views\nGood,\nBad,-4\n",
+      }),
+    400,
+  );
+  await noEntry(() => admin("DELETE", `${links}/nosuchlink`), 404);
+  await noEntry(() => admin("PATCH", `${links}/nosuchlink`, { archived: true }), 404);
+  await noEntry(() => admin("POST", links, { path: path, title: "Taken" }), 400);
+
+  // Reads write nothing: the list, the CSV export, analytics, events per day.
+  await readsNothing(() => admin("GET", links));
+  await readsNothing(() => admin("GET", `${links}/export`));
+  await readsNothing(() => admin("GET", `/api/v1/projects/${env}/analytics`));
+  await readsNothing(() => admin("GET", `/api/v1/projects/${env}/events_per_day`));
+});
+
+Deno.test("the dashboard's link edit, activation, archive and delete each write one entry, a person named as the actor", async () => {
+  const client = await signInOverHttp(srv.url);
+  const p = await createProject(srv.url, { name: "Dashboard links" });
+  const env = p.productionId;
+  const base = `/dashboard/environments/${env}/links`;
+  const made = await oneEntry(() =>
+    postForm(srv.url, base, client, { _csrf: client.csrf, path: "dash-audit", title: "Dash" })
+  );
+  assert.equal(made.action, "link.create");
+  const steps: [string, string, Record<string, string>][] = [
+    ["link.update", "edit", { title: "Dash v2", desktop_url: "https://dash.example/" }],
+    ["link.update", "active", { active: "false" }],
+    ["link.update", "active", { active: "true" }],
+    ["link.update", "archive", { archived: "true" }],
+    ["link.update", "archive", { archived: "false" }],
+  ];
+  for (const [action, form, fields] of steps) {
+    const entry = await oneEntry(() =>
+      postForm(srv.url, `${base}/dash-audit/${form}`, client, { _csrf: client.csrf, ...fields })
+    );
+    assert.equal(entry.action, action, form);
+    assert.deepEqual(entry.target, { type: "link", id: "dash-audit" });
+    assert.equal(entry.actor.type, "admin_token");
+    assert.equal(entry.request_id, entry.response.headers.get("x-request-id"));
+  }
+  // A bad edit is refused whole.
+  await noEntry(
+    () =>
+      postForm(srv.url, `${base}/dash-audit/edit`, client, {
+        _csrf: client.csrf,
+        image: "javascript:alert(1)",
+      }),
+    400,
+  );
+
+  // A person: an editor edits (their account is the actor) but may not delete; an admin may.
+  // (A project with members keeps an owner: the owner joins first.)
+  await person("Olive Owner", p.hashid, "owner");
+  const editor = await person("Edna Editor", p.hashid, "editor");
+  const edited = await oneEntry(() =>
+    postForm(srv.url, `${base}/dash-audit/archive`, editor, {
+      _csrf: editor.csrf,
+      archived: "true",
+    })
+  );
+  assert.deepEqual(edited.actor, { type: "account", id: editor.id, name: "Edna Editor" });
+  await noEntry(
+    () => postForm(srv.url, `${base}/dash-audit/delete`, editor, { _csrf: editor.csrf }),
+    403,
+  );
+  const admin_ = await person("Ada Admin", p.hashid, "admin");
+  const deleted = await oneEntry(() =>
+    postForm(srv.url, `${base}/dash-audit/delete`, admin_, { _csrf: admin_.csrf })
+  );
+  assert.equal(deleted.action, "link.delete");
+  assert.deepEqual(deleted.target, { type: "link", id: "dash-audit" });
+  assert.deepEqual(deleted.actor, { type: "account", id: admin_.id, name: "Ada Admin" });
 });
 
 Deno.test("the lists page newest first, per project and for the instance", async () => {

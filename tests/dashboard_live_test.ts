@@ -71,16 +71,18 @@ Deno.test("dashboard live: the page has its tab and script; events ingested afte
 
   // The feed is captured while the environment has a feed token or a destination.
   await createFeedToken(srv.url, p.productionId);
-  // Events from before the stream opened are not replayed: it starts at the head.
-  await ingestMany(srv.url, p.key, 3, { prefix: "old" });
+  // Events from before the stream opened are not replayed: it starts at the head. Custom events
+  // carry their id as their name, so the stream shows which ones it sent.
+  await ingestMany(srv.url, p.key, 3, { prefix: "old", type: "custom" });
   const res = await fetch(`${srv.url}${base}/live/stream`, { headers: { cookie: client.cookie } });
   assert.equal(res.status, 200);
   assert.match(res.headers.get("content-type") ?? "", /^text\/event-stream/);
   assert.match(res.headers.get("content-security-policy") ?? "", /connect-src 'self'/);
   const reading = readEvents(res, 5);
-  await ingestMany(srv.url, p.key, 5, { prefix: "new" });
+  const sent = await ingestMany(srv.url, p.key, 5, { prefix: "new", type: "custom" });
   const events = await reading;
-  assert.equal(events.length, 5);
+  // The first five events on the stream are the new ones, in order: none of the old three.
+  assert.deepEqual(events.map((e) => JSON.parse(e.data!).name), sent);
   const ids = events.map((e) => JSON.parse(e.data!).id as string);
   assert.equal(new Set(ids).size, 5);
   assert.ok(events.every((e) => typeof e.id === "string" && e.id !== ""));

@@ -237,7 +237,7 @@ Deno.test("dashboard: wrong tokens are rate limited per client address, in Postg
   clock.advance(15 * 60_000 + 1000);
   assert.equal((await attempt(ADMIN_TOKEN, attacker)).status, 303);
   const [row] = await srv.sql<{ n: number }[]>`
-    select count(*)::int as n from dashboard_signin_failures where address = ${attacker}
+    select count(*)::int as n from admin_token_failures where address = ${attacker}
   `;
   assert.equal(row!.n, 10);
 });
@@ -341,7 +341,7 @@ Deno.test("dashboard: sign-ins prune expired sessions and failures, whoever made
     select 'dead' || g, ${old}, ${old} from generate_series(1, 5) g
   `;
   await srv.sql`
-    insert into dashboard_signin_failures (address, at)
+    insert into admin_token_failures (address, at)
     select '192.0.2.' || g, ${old} from generate_series(1, 5) g
   `;
   const wrong = await fetch(`${srv.url}/dashboard/sign-in`, {
@@ -352,7 +352,7 @@ Deno.test("dashboard: sign-ins prune expired sessions and failures, whoever made
   await wrong.body?.cancel();
   assert.equal(wrong.status, 401);
   const [failures] = await srv.sql<{ n: number }[]>`
-    select count(*)::int as n from dashboard_signin_failures where address like '192.0.2.%'
+    select count(*)::int as n from admin_token_failures where address like '192.0.2.%'
   `;
   assert.equal(failures!.n, 1, "only the new failure is left");
   await signInOverHttp(srv.url);

@@ -390,6 +390,14 @@ Deno.test("private, loopback, link-local and multicast addresses are refused wit
       "http://0.0.0.0/",
       "http://[::ffff:127.0.0.1]/",
       "http://[fe80::1]/",
+      // IPv6 forms that carry a private IPv4 (services/destination_url.ts, embeddedIPv4).
+      "http://[::127.0.0.1]/",
+      "http://[::a9fe:a9fe]/latest/meta-data",
+      "http://[::ffff:0:a00:1]/",
+      "http://[64:ff9b::a9fe:a9fe]/",
+      "http://[64:ff9b:1::a00:1]/",
+      "http://[2002:a9fe:a9fe::1]/",
+      "http://[2001:0:4136:e378:8000:63bf:80ff:fffe]/",
     ]
   ) {
     const res = await api("POST", `/projects/${p.productionId}/destinations`, { url }, strict.url);
@@ -400,12 +408,16 @@ Deno.test("private, loopback, link-local and multicast addresses are refused wit
   // At delivery too: created where allowed, delivered by an instance without the flag.
   const r = receiver();
   const d = await destination(p.productionId, r.url.replace("127.0.0.1", "localhost"));
+  const d6 = await destination(p.productionId, r.url.replace("127.0.0.1", "[::127.0.0.1]"));
   await capture(srv.sql, p.productionId, p.hashid, ["install"], clock);
   await deliveryWorker(srv, { allowPrivate: false }).drain();
   assert.equal(r.received.length, 0);
   const s = await status(p.productionId, d.id);
   assert.match(s.last_error, /^refused: localhost resolves to (127\.0\.0\.1|::1)/);
   assert.equal(s.pending, 1);
+  const s6 = await status(p.productionId, d6.id);
+  assert.match(s6.last_error, /^refused: ::7f00:1 resolves to ::7f00:1, a loopback/);
+  assert.equal(s6.pending, 1);
   const t = await api(
     "POST",
     `/projects/${p.productionId}/destinations/${d.id}/test`,

@@ -344,7 +344,8 @@ Deno.test({
       // A stalled consumer: a server that did not wait for it would race through the range
       // (the whole export takes a few seconds) and hold it in memory.
       take((await reader.read()).value!);
-      await sleep(3000);
+      // At least 3 s and 60 samples, however slowly a loaded machine takes them.
+      await Promise.all([sleep(3000), sampler.reached(60)]);
       const stalled = await sampler.stop();
       // Then slowly for a while, then as fast as it goes.
       const sampler2 = sampleMemory(svc.pid, 25);
@@ -354,7 +355,9 @@ Deno.test({
         take(value);
         if (bytes < 30_000_000 && bytes > pauses * 1_000_000) {
           pauses++;
-          await sleep(40);
+          // Each pause lasts until the sampler has looked again, so the slow part is sampled
+          // about 30 times whatever the machine's load.
+          await Promise.all([sleep(40), sampler2.reached(pauses)]);
         }
       }
       const streaming = await sampler2.stop();

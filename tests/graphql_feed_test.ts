@@ -1,5 +1,5 @@
 import assert from "node:assert/strict";
-import { createLink, type LinkRow } from "../services/links.ts";
+import { createLink, type LinkRow } from "../services/links/links.ts";
 import { countingSql } from "./helpers/database.ts";
 import { gql, type Json } from "./helpers/graphql.ts";
 import {

@@ -3,7 +3,7 @@ import { assertError } from "./helpers/server.ts";
 // the documented answer), never a 500.
 import assert from "node:assert/strict";
 import { ManualClock } from "./helpers/clock.ts";
-import { getHostedLink } from "../services/links.ts";
+import { getHostedLink } from "../services/links/links.ts";
 import { silentLogger } from "./helpers/clock.ts";
 import { ViewRecorder } from "../services/view_recorder.ts";
 import { gql } from "./helpers/graphql.ts";
@@ -132,7 +132,7 @@ Deno.test("GraphQL: variables of the wrong type are BAD_USER_INPUT, not an inter
   assert.ok(!res.text.includes("INTERNAL_SERVER_ERROR"), res.text);
 });
 
-Deno.test("ViewRecorder.flush(timeout) returns while the database stays away", async () => {
+Deno.test("ViewRecorder.flush(timeout) returns at its timeout while the database stays away", async () => {
   const created = await call(srv.url, "POST", "/api/v1/sdk/generate_link", {
     headers: sdk,
     body: {},
@@ -142,11 +142,16 @@ Deno.test("ViewRecorder.flush(timeout) returns while the database stays away", a
     { name: "lnk.example.test", isDefault: true },
     new URL(created.body.link).pathname.slice(1),
   ))!;
+  // A database that does not answer: the first write waits until the test lets it fail; every
+  // later one fails at once.
+  const refused = () => Object.assign(new Error("gone"), { code: "ECONNREFUSED" });
+  let letFail!: () => void;
+  const away = new Promise<never>((_, reject) => (letFail = () => reject(refused())));
+  away.catch(() => {}); // handled by the write that awaits it, whenever that comes
+  let attempts = 0;
   const dead = new Proxy(srv.sql, {
     get(target, key, receiver) {
-      if (key === "begin") {
-        return () => Promise.reject(Object.assign(new Error("gone"), { code: "ECONNREFUSED" }));
-      }
+      if (key === "begin") return () => ++attempts === 1 ? away : Promise.reject(refused());
       return Reflect.get(target, key, receiver);
     },
   });
@@ -156,11 +161,27 @@ Deno.test("ViewRecorder.flush(timeout) returns while the database stays away", a
     1,
   );
   recorder.record(link, "ios");
+  const timeoutMs = 100;
   const started = performance.now();
-  await recorder.flush(200);
-  assert.ok(performance.now() - started < 5_000);
-  // After its attempts the batch is dropped and the recorder is idle again.
+  // A flush that ignored its timeout would wait for the write: the guard fails it instead.
+  let guard: ReturnType<typeof setTimeout> | undefined;
+  const outcome = await Promise.race([
+    recorder.flush(timeoutMs).then(() => "returned"),
+    new Promise((r) => (guard = setTimeout(() => r("still waiting"), 5_000))),
+  ]);
+  clearTimeout(guard);
+  const took = performance.now() - started;
+  try {
+    assert.equal(outcome, "returned");
+    // It returned by its timeout, not because the write was over: that is still waiting.
+    assert.ok(took >= timeoutMs - 5, `returned after ${took} ms`);
+    assert.equal(attempts, 1);
+  } finally {
+    letFail();
+  }
+  // Once the database refuses, the batch is retried, then dropped: the recorder is idle again.
   await recorder.flush();
+  assert.equal(attempts, 30);
 });
 
 Deno.test({

@@ -1,5 +1,7 @@
 // The link host by Host: each project's links only on its own domain, domain-less projects on
-// the default host, and the two association files per host in Apple's and Google's formats.
+// the default host, and the two association files in Apple's and Google's formats: on a
+// project's own domain for its apps, on the shared default host only for the owner the instance
+// admin names (DEFAULT_HOST_APPS_PROJECT).
 import assert from "node:assert/strict";
 import { z } from "zod";
 import { callOnHost } from "./helpers/host.ts";
@@ -9,6 +11,7 @@ import {
   call,
   createProject,
   LINK_BASE_URL,
+  serveApp,
   startTestServer,
 } from "./helpers/server.ts";
 
@@ -82,8 +85,12 @@ const googleSchema = z.array(z.strictObject({
   }),
 })).min(1);
 
-async function associationOf(host: string, path: string) {
-  const res = await callOnHost(srv.url, host, path);
+function associationOf(host: string, path: string) {
+  return associationOfOn(srv.url, host, path);
+}
+
+async function associationOfOn(base: string, host: string, path: string) {
+  const res = await callOnHost(base, host, path);
   assert.equal(res.status, 200, `${host}${path}: ${res.text}`);
   assert.equal(res.headers["content-type"], "application/json");
   assert.equal(res.headers["location"], undefined);
@@ -92,7 +99,7 @@ async function associationOf(host: string, path: string) {
   return { body: JSON.parse(res.text), etag: res.headers["etag"]! };
 }
 
-Deno.test("GET /.well-known/apple-app-site-association lists only the apps served on the host, in Apple's format", async () => {
+Deno.test("GET /.well-known/apple-app-site-association lists only the apps of the project owning the host, in Apple's format", async () => {
   const alpha = appleSchema.parse((await associationOf("go.alpha.test", AASA)).body);
   assert.deepEqual(alpha.applinks.details.map((x) => x.appIDs), [["AAAAA11111.com.alpha.app"]]);
   assert.deepEqual(alpha.applinks.details[0]!.components, [
@@ -111,16 +118,81 @@ Deno.test("GET /.well-known/apple-app-site-association lists only the apps serve
   }
 });
 
-Deno.test("GET /.well-known/assetlinks.json lists only the apps served on the host, in Google's format", async () => {
+Deno.test("GET /.well-known/assetlinks.json lists only the apps of the project owning the host, in Google's format", async () => {
   const alpha = googleSchema.parse((await associationOf("go.alpha.test", ASSETLINKS)).body);
   assert.deepEqual(alpha.map((s) => s.target.package_name), ["com.alpha.app"]);
   assert.deepEqual(alpha[0]!.target.sha256_cert_fingerprints, [fingerprint("AA")]);
   const beta = googleSchema.parse((await associationOf("go.beta.test", ASSETLINKS)).body);
   assert.deepEqual(beta.map((s) => s.target.package_name), ["com.beta.app"]);
-  // The default host serves the projects without a link domain: gamma only.
-  const gamma = googleSchema.parse((await associationOf(DEFAULT_HOST, ASSETLINKS)).body);
-  assert.deepEqual(gamma.map((s) => s.target.package_name), ["com.gamma.app"]);
+  // The default host is shared by every project without a link domain: unless the instance
+  // admin names its owner, it declares no app, not even gamma's (its only one with apps).
+  for (const host of [DEFAULT_HOST, "localhost:8000", "127.0.0.1"]) {
+    const res = await callOnHost(srv.url, host, ASSETLINKS);
+    assert.equal(res.status, 404, host);
+    assert.equal(JSON.parse(res.text).error.code, "not_found");
+  }
   assert.equal((await callOnHost(srv.url, "go.delta.test", ASSETLINKS)).status, 404);
+});
+
+Deno.test("association files on the shared default host: only the owner the instance admin names", async () => {
+  // Two more projects without a link domain, each with both apps: on the default host today
+  // each one's app would take the other's links.
+  const eta = await projectWith("eta", {
+    apps: {
+      ios: { team_id: "EEEEE55555", bundle_id: "com.eta.app" },
+      android: { package: "com.eta.app", sha256_cert_fingerprints: [fingerprint("EE")] },
+    },
+  });
+  await projectWith("theta", {
+    apps: {
+      ios: { team_id: "TTTTT66666", bundle_id: "com.theta.app" },
+      android: { package: "com.theta.app", sha256_cert_fingerprints: [fingerprint("DD")] },
+    },
+  });
+  for (const file of [AASA, ASSETLINKS]) {
+    assert.equal((await callOnHost(srv.url, DEFAULT_HOST, file)).status, 404, file);
+  }
+
+  // An instance whose admin names eta the default host's owner declares eta's apps alone
+  // there (and on localhost and the service's address, the same host), and nobody else's.
+  const owned = serveApp(srv.db, { config: { DEFAULT_HOST_APPS_PROJECT: eta.hashid } });
+  try {
+    for (const host of [DEFAULT_HOST, "localhost", "127.0.0.1:8000"]) {
+      const apple = appleSchema.parse((await associationOfOn(owned.url, host, AASA)).body);
+      assert.deepEqual(apple.applinks.details.map((x) => x.appID), ["EEEEE55555.com.eta.app"]);
+      const google = googleSchema.parse((await associationOfOn(owned.url, host, ASSETLINKS)).body);
+      assert.deepEqual(google.map((s) => s.target.package_name), ["com.eta.app"]);
+    }
+    // The other projects' own domains are theirs as before.
+    const alpha = googleSchema.parse(
+      (await associationOfOn(owned.url, "go.alpha.test", ASSETLINKS)).body,
+    );
+    assert.deepEqual(alpha.map((s) => s.target.package_name), ["com.alpha.app"]);
+    // The default host still serves every domain-less project's links, gamma's too.
+    assert.equal((await callOnHost(owned.url, DEFAULT_HOST, `/${c.path}`)).status, 302);
+
+    // Once the owner takes a link domain, its apps go there and the default host declares none.
+    const moved = await call(srv.url, "PATCH", `/api/v1/admin/projects/${eta.hashid}`, {
+      headers: adminHeaders,
+      body: { link_domain: "go.eta.test" },
+    });
+    assert.equal(moved.status, 200, moved.text);
+    assert.equal((await callOnHost(owned.url, DEFAULT_HOST, AASA)).status, 404);
+    const etaDomain = appleSchema.parse(
+      (await associationOfOn(owned.url, "go.eta.test", AASA)).body,
+    );
+    assert.deepEqual(etaDomain.applinks.details.map((x) => x.appID), ["EEEEE55555.com.eta.app"]);
+  } finally {
+    await owned.close();
+  }
+
+  // A name that is no project's hashid declares nothing.
+  const unknown = serveApp(srv.db, { config: { DEFAULT_HOST_APPS_PROJECT: "NoSuchProject1" } });
+  try {
+    assert.equal((await callOnHost(unknown.url, DEFAULT_HOST, ASSETLINKS)).status, 404);
+  } finally {
+    await unknown.close();
+  }
 });
 
 Deno.test("association files: ETag revalidation answers 304, and a changed app changes the ETag", async () => {

@@ -1,6 +1,6 @@
 import { assertError } from "./helpers/server.ts";
 import assert from "node:assert/strict";
-import { createLink } from "../services/links.ts";
+import { createLink } from "../services/links/links.ts";
 import { ManualClock } from "./helpers/clock.ts";
 import { deactivateLink, generateLink, generateLinkCall, linkMetrics } from "./helpers/sdk.ts";
 import {
@@ -252,7 +252,8 @@ Deno.test("a human view is recorded as a view event in the link's environment an
     type: "view",
     occurred_at: NOW,
     project: { id: p.hashid, test: true },
-    device: { platform: "android" },
+    // With the OS and browser families (CONTRACT, "Analytics").
+    device: { platform: "android", os: "Android", browser: "Chrome" },
     link: { id: link!.id, path, access_path: `${LINK_BASE_URL}/${path}` },
   });
   assert.equal(rows[0]!.received_at.toISOString(), NOW);

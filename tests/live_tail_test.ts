@@ -1,5 +1,6 @@
-// The live tail over real HTTP and PostgreSQL: SSE and the GraphQL subscription, their checks,
-// the open-stream limit across instances, revocation, the 1 h limit, shutdown, no loss.
+// The live tail over real HTTP and the database: SSE and the GraphQL subscription, their checks,
+// the open-stream limit (across instances on PostgreSQL), revocation, the 1 h limit, shutdown,
+// no loss.
 import assert from "node:assert/strict";
 import { EventSourceParserStream } from "eventsource-parser/stream";
 import { openLiveStream } from "../client/live.ts";
@@ -16,6 +17,8 @@ import {
   createFeedToken,
   createProject,
   serveApp,
+  type TestResponse,
+  type TestServer,
 } from "./helpers/server.ts";
 
 async function openSlots(sql: Sql): Promise<number> {
@@ -25,6 +28,32 @@ async function openSlots(sql: Sql): Promise<number> {
 
 const livePath = (projectId: number | string, query = "") =>
   `/api/v1/projects/${projectId}/event_stream/live${query}`;
+
+/**
+ * A live-tail request that must be refused, its JSON answer read whole. Where a stream opens
+ * instead, it is closed and the step fails (reading it whole would wait forever).
+ */
+async function refusal(
+  base: string,
+  path: string,
+  options: { headers?: Record<string, string> } = {},
+): Promise<TestResponse> {
+  const res = await fetch(base + path, { headers: options.headers });
+  if (res.headers.get("content-type")?.startsWith("text/event-stream")) {
+    await res.body?.cancel();
+    assert.fail(`${path}: a stream opened (${res.status}) where a refusal was due`);
+  }
+  const text = await res.text();
+  const json = res.headers.get("content-type")?.includes("application/json");
+  return { status: res.status, headers: res.headers, body: json ? JSON.parse(text) : text, text };
+}
+
+/** Aborts a stream that should end by itself but did not: the step fails rather than hangs. */
+function giveUpAfter(ms: number): { signal: AbortSignal; clear(): void } {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new Error(`still open after ${ms} ms`)), ms);
+  return { signal: controller.signal, clear: () => clearTimeout(timer) };
+}
 
 /** Reads SSE messages of a fetch response until `count` feed events arrived. */
 async function takeEvents(
@@ -37,6 +66,8 @@ async function takeEvents(
     .pipeThrough(
       new EventSourceParserStream(),
     ).getReader();
+  // Events that never come end the read (and fail the step) rather than hang it.
+  const deadline = setTimeout(() => reader.cancel(), 20_000);
   try {
     while (ids.length < count) {
       const { done, value } = await reader.read();
@@ -46,6 +77,7 @@ async function takeEvents(
       cursors.push(value.id!);
     }
   } finally {
+    clearTimeout(deadline);
     await reader.cancel().catch(() => {});
   }
   return { ids, cursors, ended: false };
@@ -82,6 +114,7 @@ async function takeEdges(
   const cursors: string[] = [];
   // deno-lint-ignore no-explicit-any
   const errors: any[] = [];
+  const deadline = setTimeout(() => reader.cancel(), 20_000);
   try {
     while (ids.length < count) {
       const { done, value } = await reader.read();
@@ -96,207 +129,207 @@ async function takeEdges(
       cursors.push(payload.data.eventFeed.cursor);
     }
   } finally {
+    clearTimeout(deadline);
     await reader.cancel().catch(() => {});
   }
   return { ids, cursors, errors };
 }
 
-// Two instances over one database, woken by NOTIFY: real PostgreSQL only (the embedded database
-// serves one connection and has no NOTIFY through its socket; there the tail polls).
-Deno.test({
-  name: "live tail: checks, limits, no loss, revocation, 1 h, shutdown",
-  ignore: !Deno.env.get("DATABASE_URL"),
-}, async (t) => {
-  const db = await createTestDatabase();
-  const clock = new ManualClock(new Date());
-  const sqlA = db.pool();
-  const sqlB = db.pool();
-  const wakeA = await startFeedWakeup(sqlA, silentLogger);
-  const wakeB = await startFeedWakeup(sqlB, silentLogger);
-  // Two instances over one database; a long poll interval, so waking comes from NOTIFY.
-  const a = serveApp(db, { clock, sql: sqlA, wakeup: wakeA, livePollMs: 2_000 });
-  const b = serveApp(db, { clock, sql: sqlB, wakeup: wakeB, livePollMs: 2_000 });
-  try {
-    const project = await createProject(a.url);
-    const token = await createFeedToken(a.url, project.productionId);
-    const auth = { Authorization: `Bearer ${token.value}` };
+/**
+ * The live tail's rules, over `a` and `b`: two instances over one database, or the same one
+ * twice (the embedded database serves one connection, so there is only one instance there).
+ */
+async function liveTailSteps(
+  t: Deno.TestContext,
+  { a, b, clock }: { a: TestServer; b: TestServer; clock: ManualClock },
+): Promise<void> {
+  // Step names say "across instances" only where there are two.
+  const across = (what: string, other: string) => a === b ? what : `${what}${other}`;
 
-    await t.step("every check of the pull feed answers as JSON before the stream", async () => {
-      assertError(await call(a.url, "GET", livePath(project.productionId)), 401, "unauthorized");
-      assertError(
-        await call(a.url, "GET", livePath(project.productionId), {
-          headers: { Authorization: "Bearer est_nope" },
-        }),
-        401,
-        "unauthorized",
-      );
-      assertError(
-        await call(a.url, "GET", livePath(project.testId), { headers: auth }),
-        403,
-        "forbidden",
-      );
-      assertError(
-        await call(a.url, "GET", livePath(project.productionId, "?event_types[]=nope"), {
-          headers: auth,
-        }),
-        400,
-        "invalid_event_type",
-      );
-      assertError(
-        await call(a.url, "GET", livePath(project.productionId, "?after=v1.bad.cursor"), {
-          headers: auth,
-        }),
-        400,
-        "bad_cursor",
-      );
-      assertError(
-        await call(a.url, "GET", livePath(project.productionId), {
-          headers: { ...auth, "Last-Event-ID": "garbage" },
-        }),
-        400,
-        "bad_cursor",
-      );
-      const other = await createProject(a.url, { name: "Lapsed" });
-      const freeToken = await createFeedToken(a.url, other.productionId);
-      await call(a.url, "PATCH", `/api/v1/admin/projects/${other.hashid}`, {
-        headers: adminHeaders,
-        body: { enterprise: false },
+  const project = await createProject(a.url);
+  const token = await createFeedToken(a.url, project.productionId);
+  const auth = { Authorization: `Bearer ${token.value}` };
+
+  await t.step("every check of the pull feed answers as JSON before the stream", async () => {
+    assertError(await refusal(a.url, livePath(project.productionId)), 401, "unauthorized");
+    assertError(
+      await refusal(a.url, livePath(project.productionId), {
+        headers: { Authorization: "Bearer est_nope" },
+      }),
+      401,
+      "unauthorized",
+    );
+    assertError(
+      await refusal(a.url, livePath(project.testId), { headers: auth }),
+      403,
+      "forbidden",
+    );
+    assertError(
+      await refusal(a.url, livePath(project.productionId, "?event_types[]=nope"), {
+        headers: auth,
+      }),
+      400,
+      "invalid_event_type",
+    );
+    assertError(
+      await refusal(a.url, livePath(project.productionId, "?after=v1.bad.cursor"), {
+        headers: auth,
+      }),
+      400,
+      "bad_cursor",
+    );
+    assertError(
+      await refusal(a.url, livePath(project.productionId), {
+        headers: { ...auth, "Last-Event-ID": "garbage" },
+      }),
+      400,
+      "bad_cursor",
+    );
+    const other = await createProject(a.url, { name: "Lapsed" });
+    const freeToken = await createFeedToken(a.url, other.productionId);
+    await call(a.url, "PATCH", `/api/v1/admin/projects/${other.hashid}`, {
+      headers: adminHeaders,
+      body: { enterprise: false },
+    });
+    assertError(
+      await refusal(a.url, livePath(other.productionId), {
+        headers: { Authorization: `Bearer ${freeToken.value}` },
+      }),
+      402,
+      "enterprise_required",
+    );
+    // A refused stream left no slot behind: two can still open below.
+    const n = await openSlots(a.sql);
+    assert.equal(n, 0);
+  });
+
+  await t.step("GraphQL: the same errors, with the query's codes", async () => {
+    const res = await takeEdges(a.url, "est_nope", project.productionId, null, 1);
+    assert.equal(res.errors[0]?.extensions?.code, "UNAUTHENTICATED", JSON.stringify(res.errors));
+    const bad = await takeEdges(a.url, token.value, project.productionId, "v1.x.y", 1);
+    assert.equal(bad.errors[0]?.extensions?.code, "BAD_USER_INPUT");
+    assert.match(bad.errors[0]?.message, /^after/);
+  });
+
+  await t.step(
+    across("a third stream is refused", ", across instances") + "; a closed one frees its slot",
+    async () => {
+      const c1 = new AbortController();
+      const c2 = new AbortController();
+      const s1 = await fetch(a.url + livePath(project.productionId), {
+        headers: auth,
+        signal: c1.signal,
       });
-      assertError(
-        await call(a.url, "GET", livePath(other.productionId), {
-          headers: { Authorization: `Bearer ${freeToken.value}` },
-        }),
-        402,
-        "enterprise_required",
-      );
-      // A refused stream left no slot behind: two can still open below.
-      const n = await openSlots(a.sql);
-      assert.equal(n, 0);
-    });
+      const s2 = await fetch(b.url + livePath(project.productionId), {
+        headers: auth,
+        signal: c2.signal,
+      });
+      assert.equal(s1.status, 200);
+      assert.equal(s2.status, 200);
+      assert.equal(s1.headers.get("content-type"), "text/event-stream");
+      const third = await refusal(b.url, livePath(project.productionId), { headers: auth });
+      assertError(third, 503, "rate_limited", /2 open live streams/);
+      assert.ok(Number(third.headers.get("retry-after")) >= 1);
+      c1.abort();
+      await s1.body?.cancel().catch(() => {});
+      // The slot is released when the server sees the client leave.
+      const deadline = Date.now() + 5_000;
+      while (Date.now() < deadline) {
+        const n = await openSlots(a.sql);
+        if (n === 1) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const s3 = await fetch(a.url + livePath(project.productionId), { headers: auth });
+      assert.equal(s3.status, 200);
+      await s3.body?.cancel();
+      c2.abort();
+      await s2.body?.cancel().catch(() => {});
+    },
+  );
 
-    await t.step("GraphQL: the same errors, with the query's codes", async () => {
-      const res = await takeEdges(a.url, "est_nope", project.productionId, null, 1);
-      assert.equal(res.errors[0]?.extensions?.code, "UNAUTHENTICATED", JSON.stringify(res.errors));
-      const bad = await takeEdges(a.url, token.value, project.productionId, "v1.x.y", 1);
-      assert.equal(bad.errors[0]?.extensions?.code, "BAD_USER_INPUT");
-      assert.match(bad.errors[0]?.message, /^after/);
-    });
-
-    await t.step(
-      "a third stream is refused, across instances; a closed one frees its slot",
-      async () => {
-        const c1 = new AbortController();
-        const c2 = new AbortController();
-        const s1 = await fetch(a.url + livePath(project.productionId), {
-          headers: auth,
-          signal: c1.signal,
-        });
-        const s2 = await fetch(b.url + livePath(project.productionId), {
-          headers: auth,
-          signal: c2.signal,
-        });
-        assert.equal(s1.status, 200);
-        assert.equal(s2.status, 200);
-        assert.equal(s1.headers.get("content-type"), "text/event-stream");
-        const third = await call(b.url, "GET", livePath(project.productionId), { headers: auth });
-        assertError(third, 503, "rate_limited", /2 open live streams/);
-        assert.ok(Number(third.headers.get("retry-after")) >= 1);
-        c1.abort();
-        await s1.body?.cancel().catch(() => {});
-        // The slot is released when the server sees the client leave.
-        const deadline = Date.now() + 5_000;
-        while (Date.now() < deadline) {
-          const n = await openSlots(a.sql);
-          if (n === 1) break;
-          await new Promise((r) => setTimeout(r, 50));
-        }
-        const s3 = await fetch(a.url + livePath(project.productionId), { headers: auth });
-        assert.equal(s3.status, 200);
-        await s3.body?.cancel();
-        c2.abort();
-        await s2.body?.cancel().catch(() => {});
-      },
-    );
-
-    await t.step(
-      "concurrent writers; SSE and GraphQL readers resumed mid-stream lose nothing",
-      async () => {
-        // Wait until the slots above are released.
-        for (let i = 0; i < 100; i++) {
-          const n = await openSlots(a.sql);
-          if (n === 0) break;
-          await new Promise((r) => setTimeout(r, 50));
-        }
-        const writers = 6;
-        const batches = 10;
-        const perBatch = 5;
-        const total = writers * batches * perBatch;
-        const written: string[] = [];
-        const writing = Promise.all(
-          Array.from({ length: writers }, async (_, w) => {
-            const sql = w % 2 === 0 ? a.sql : b.sql;
-            for (let i = 0; i < batches; i++) {
-              const ids = await capture(
-                sql,
-                project.productionId,
-                project.hashid,
-                Array(perBatch).fill("install"),
-                clock,
-              );
-              written.push(...ids);
-              await new Promise((r) => setTimeout(r, Math.random() * 20));
-            }
-          }),
-        );
-        const follow = async (kind: "sse" | "graphql") => {
-          // Each reader its own token: a token's two slots are freed only once the server sees
-          // the previous leg's client leave, which a 503 below would otherwise race.
-          const own = await createFeedToken(a.url, project.productionId, kind);
-          const ownAuth = { Authorization: `Bearer ${own.value}` };
-          const seen: string[] = [];
-          let after: string | null = null;
-          let legs = 0;
-          while (seen.length < total) {
-            legs++;
-            // Each leg stops after a few events: a disconnect mid-stream, then a resume.
-            const want = Math.min(37, total - seen.length);
-            const base = legs % 2 === 0 ? a.url : b.url;
-            const got: { ids: string[]; cursors: string[]; errors?: unknown[] } = kind === "sse"
-              ? await (async () => {
-                const res: Response = await fetch(base + livePath(project.productionId), {
-                  headers: after ? { ...ownAuth, "Last-Event-ID": after } : ownAuth,
-                });
-                if (res.status !== 200) assert.fail(`${res.status}: ${await res.text()}`);
-                return await takeEvents(res.body!, want);
-              })()
-              : await takeEdges(base, own.value, project.productionId, after, want);
-            if ("errors" in got) assert.deepEqual(got.errors, []);
-            seen.push(...got.ids);
-            if (got.cursors.length > 0) after = got.cursors.at(-1)!;
+  await t.step(
+    "concurrent writers; SSE and GraphQL readers resumed mid-stream lose nothing",
+    async () => {
+      // Wait until the slots above are released.
+      for (let i = 0; i < 100; i++) {
+        const n = await openSlots(a.sql);
+        if (n === 0) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const writers = 6;
+      const batches = 10;
+      const perBatch = 5;
+      const total = writers * batches * perBatch;
+      const written: string[] = [];
+      const writing = Promise.all(
+        Array.from({ length: writers }, async (_, w) => {
+          const sql = w % 2 === 0 ? a.sql : b.sql;
+          for (let i = 0; i < batches; i++) {
+            const ids = await capture(
+              sql,
+              project.productionId,
+              project.hashid,
+              Array(perBatch).fill("install"),
+              clock,
+            );
+            written.push(...ids);
+            await new Promise((r) => setTimeout(r, Math.random() * 20));
           }
-          return { seen, legs };
-        };
-        const [sse, gql] = await Promise.all([follow("sse"), follow("graphql"), writing]);
-        const order = await a.sql<{ id: string }[]>`
-        select body::json->>'id' as id from feed_events
-        where environment_id = ${project.productionId} order by xid, seq
-      `;
-        const expected = order.map((r) => r.id);
-        assert.equal(expected.length, total);
-        assert.deepEqual(new Set(written), new Set(expected));
-        for (const r of [sse, gql]) {
-          assert.ok(r.legs >= 5, `resumed ${r.legs} times`);
-          // Resuming from the last received cursor redelivers nothing here.
-          assert.deepEqual(r.seen, expected);
+        }),
+      );
+      const follow = async (kind: "sse" | "graphql") => {
+        // Each reader its own token: a token's two slots are freed only once the server sees
+        // the previous leg's client leave, which a 503 below would otherwise race.
+        const own = await createFeedToken(a.url, project.productionId, kind);
+        const ownAuth = { Authorization: `Bearer ${own.value}` };
+        const seen: string[] = [];
+        let after: string | null = null;
+        let legs = 0;
+        while (seen.length < total) {
+          legs++;
+          // Each leg stops after a few events: a disconnect mid-stream, then a resume.
+          const want = Math.min(37, total - seen.length);
+          const base = legs % 2 === 0 ? a.url : b.url;
+          const got: { ids: string[]; cursors: string[]; errors?: unknown[] } = kind === "sse"
+            ? await (async () => {
+              const res: Response = await fetch(base + livePath(project.productionId), {
+                headers: after ? { ...ownAuth, "Last-Event-ID": after } : ownAuth,
+              });
+              if (res.status !== 200) assert.fail(`${res.status}: ${await res.text()}`);
+              return await takeEvents(res.body!, want);
+            })()
+            : await takeEdges(base, own.value, project.productionId, after, want);
+          if ("errors" in got) assert.deepEqual(got.errors, []);
+          seen.push(...got.ids);
+          if (got.cursors.length > 0) after = got.cursors.at(-1)!;
         }
-      },
-    );
+        return { seen, legs };
+      };
+      const [sse, gql] = await Promise.all([follow("sse"), follow("graphql"), writing]);
+      const order = await a.sql<{ id: string }[]>`
+      select body::json->>'id' as id from feed_events
+      where environment_id = ${project.productionId} order by xid, seq
+    `;
+      const expected = order.map((r) => r.id);
+      assert.equal(expected.length, total);
+      assert.deepEqual(new Set(written), new Set(expected));
+      for (const r of [sse, gql]) {
+        assert.ok(r.legs >= 5, `resumed ${r.legs} times`);
+        // Resuming from the last received cursor redelivers nothing here.
+        assert.deepEqual(r.seen, expected);
+      }
+    },
+  );
 
-    await t.step("revocation on another instance ends an open stream within 5 s", async () => {
+  await t.step(
+    across("revocation", " on another instance") + " ends an open stream within 5 s",
+    async () => {
+      const limit = giveUpAfter(10_000);
       const stream = await openLiveStream({
         baseUrl: a.url,
         projectId: project.productionId,
         token: token.value,
+        signal: limit.signal,
       });
       const started = Date.now();
       const revoke = await call(
@@ -307,54 +340,98 @@ Deno.test({
       );
       assert.ok(revoke.status < 300, revoke.text);
       let events = 0;
-      for await (const _ of stream) events++;
+      try {
+        for await (const _ of stream) events++;
+      } finally {
+        limit.clear();
+      }
       const took = Date.now() - started;
       assert.ok(took < 5_000, `ended after ${took} ms`);
       assert.equal(events, 300); // the retained events, then the end
-    });
+    },
+  );
 
-    await t.step("a stream ends after 1 h (by the app's clock)", async () => {
-      const fresh = await createFeedToken(a.url, project.productionId, "hour");
-      const stream = await openLiveStream({
-        baseUrl: a.url,
-        projectId: project.productionId,
-        token: fresh.value,
-        after: null,
-      });
-      const it = stream[Symbol.asyncIterator]();
-      await it.next();
-      clock.advance(60 * 60 * 1000);
-      const started = Date.now();
-      let n = 1;
+  await t.step("a stream ends after 1 h (by the app's clock)", async () => {
+    const fresh = await createFeedToken(a.url, project.productionId, "hour");
+    const limit = giveUpAfter(10_000);
+    const stream = await openLiveStream({
+      baseUrl: a.url,
+      projectId: project.productionId,
+      token: fresh.value,
+      after: null,
+      signal: limit.signal,
+    });
+    const it = stream[Symbol.asyncIterator]();
+    await it.next();
+    clock.advance(60 * 60 * 1000);
+    const started = Date.now();
+    let n = 1;
+    try {
       while (!(await it.next()).done) n++;
-      assert.equal(n, 300);
-      assert.ok(Date.now() - started < 5_000);
-    });
+    } finally {
+      limit.clear();
+    }
+    assert.equal(n, 300);
+    assert.ok(Date.now() - started < 5_000);
+  });
 
-    await t.step("errors from a refused client are FeedErrors with the code", async () => {
-      await assert.rejects(
-        openLiveStream({ baseUrl: a.url, projectId: project.productionId, token: token.value }),
-        (err) => err instanceof FeedError && err.status === 401 && err.code === "unauthorized",
-      );
-    });
+  await t.step("errors from a refused client are FeedErrors with the code", async () => {
+    await assert.rejects(
+      openLiveStream({ baseUrl: a.url, projectId: project.productionId, token: token.value }),
+      (err) => err instanceof FeedError && err.status === 401 && err.code === "unauthorized",
+    );
+  });
 
-    await t.step("shutdown closes open streams cleanly", async () => {
-      const fresh = await createFeedToken(a.url, project.productionId, "shutdown");
-      const stream = await openLiveStream({
-        baseUrl: b.url,
-        projectId: project.productionId,
-        token: fresh.value,
-      });
-      assert.equal(b.liveTails.size, 1);
-      const it = stream[Symbol.asyncIterator]();
-      for (let n = 0; n < 300; n++) assert.equal((await it.next()).done, false);
-      // Caught up and waiting: shutdown ends the response normally (no cut connection).
-      const closing = b.close();
-      assert.equal((await it.next()).done, true);
-      await closing;
-      assert.equal(b.liveTails.size, 0);
-      assert.equal(await openSlots(a.sql), 0);
+  await t.step("shutdown closes open streams cleanly", async () => {
+    const fresh = await createFeedToken(a.url, project.productionId, "shutdown");
+    const stream = await openLiveStream({
+      baseUrl: b.url,
+      projectId: project.productionId,
+      token: fresh.value,
     });
+    assert.equal(b.liveTails.size, 1);
+    const it = stream[Symbol.asyncIterator]();
+    for (let n = 0; n < 300; n++) assert.equal((await it.next()).done, false);
+    // Caught up and waiting: shutdown ends the response normally (no cut connection).
+    const closing = b.close();
+    assert.equal((await it.next()).done, true);
+    await closing;
+    assert.equal(b.liveTails.size, 0);
+    assert.equal(await openSlots(a.sql), 0);
+  });
+}
+
+// One instance, polling as it does on the embedded database (no NOTIFY through its socket):
+// everything here runs on the default `deno task test` as on PostgreSQL.
+Deno.test("live tail, one instance: checks, limits, no loss, revocation, 1 h, shutdown", async (t) => {
+  const db = await createTestDatabase();
+  const clock = new ManualClock(new Date());
+  const srv = serveApp(db, { clock, livePollMs: 250 });
+  try {
+    await liveTailSteps(t, { a: srv, b: srv, clock });
+  } finally {
+    await srv.close();
+    await db.close();
+  }
+});
+
+// Two instances over one database, woken by NOTIFY; a long poll interval, so waking comes from
+// NOTIFY. The embedded database serves one connection: one instance only.
+Deno.test({
+  name:
+    "live tail, two instances woken by NOTIFY (PostgreSQL only: the embedded database serves one instance)",
+  ignore: !Deno.env.get("DATABASE_URL"),
+}, async (t) => {
+  const db = await createTestDatabase();
+  const clock = new ManualClock(new Date());
+  const sqlA = db.pool();
+  const sqlB = db.pool();
+  const wakeA = await startFeedWakeup(sqlA, silentLogger);
+  const wakeB = await startFeedWakeup(sqlB, silentLogger);
+  const a = serveApp(db, { clock, sql: sqlA, wakeup: wakeA, livePollMs: 2_000 });
+  const b = serveApp(db, { clock, sql: sqlB, wakeup: wakeB, livePollMs: 2_000 });
+  try {
+    await liveTailSteps(t, { a, b, clock });
   } finally {
     await a.close();
     await b.close().catch(() => {});

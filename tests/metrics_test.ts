@@ -11,6 +11,7 @@ import {
   sdkHeaders,
 } from "./helpers/sdk.ts";
 import { call, createProject, startTestServer } from "./helpers/server.ts";
+import { LIFETIME_COUNTERS } from "../services/links/counters.ts";
 
 const NOW = "2026-03-01T12:00:00.000Z";
 const srv = await startTestServer({ clock: new ManualClock(NOW) });
@@ -18,17 +19,7 @@ Deno.test.afterAll(() => srv.close());
 
 const project = await createProject(srv.url);
 
-const TOTALS = [
-  "total_views",
-  "total_opens",
-  "total_installs",
-  "total_reinstalls",
-  "total_time_spent",
-  "total_reactivations",
-  "total_app_opens",
-  "total_user_referred",
-  "total_revenue",
-] as const;
+const TOTALS = LIFETIME_COUNTERS;
 
 function assertTotals(
   item: MetricsItem,
@@ -232,7 +223,10 @@ Deno.test("GET /api/v1/sdk/metrics_for_project lists active links with every fie
   ]);
   for (const [path, n] of Object.entries(views)) {
     for (let i = 0; i < n; i++) {
-      await call(srv.url, "GET", `/${path}`, { headers: { "User-Agent": "curl/8" } });
+      // A person's browser: curl is a known bot, whose hits are no views.
+      await call(srv.url, "GET", `/${path}`, {
+        headers: { "User-Agent": "Mozilla/5.0 (X11; Linux x86_64) Firefox/120.0" },
+      });
     }
   }
   await deactivateLink(srv.url, p.productionId, off);

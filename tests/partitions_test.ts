@@ -26,11 +26,11 @@ Deno.test.afterAll(() => srv.close());
 const project = await createProject(srv.url);
 
 /**
- * Each test starts from an empty history without day partitions; the captured feed, kept by
- * the same job and purge, too (these tests look at the analytics history).
+ * Each test starts from an empty history without day partitions; the captured feed and the
+ * analytics rollups, kept by the same job and purge, too (these tests look at the history).
  */
 async function resetHistory() {
-  for (const table of [TABLE, "feed_events"]) {
+  for (const table of [TABLE, "feed_events", "analytics_rollups"]) {
     for (const p of await listPartitions(srv.sql, table)) {
       if (!p.isDefault) await srv.sql.unsafe(`drop table "${p.name}"`);
     }
@@ -38,6 +38,7 @@ async function resetHistory() {
   await srv.sql`delete from feed_events`;
   await srv.sql`delete from analytics_events`;
   await srv.sql`delete from analytics_event_keys`;
+  await srv.sql`delete from analytics_rollups`;
 }
 
 async function partitionNames(): Promise<string[]> {

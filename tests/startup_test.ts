@@ -40,6 +40,7 @@ Deno.test("config: a bad value names the variable and what is wrong", () => {
     [{ LINK_BASE_URL: "ftp://x" }, /^LINK_BASE_URL: must be an http\(s\) URL/],
     [{ ANALYTICS_RETENTION_DAYS: "0" }, /^ANALYTICS_RETENTION_DAYS: /],
     [{ LOG_LEVEL: "loud" }, /^LOG_LEVEL: /],
+    [{ DEFAULT_HOST_APPS_PROJECT: "not/a hashid" }, /^DEFAULT_HOST_APPS_PROJECT: must be a/],
   ];
   for (const [env, message] of cases) {
     assert.throws(() => resolveConfig(env), (err: Error) => {

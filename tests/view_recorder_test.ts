@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { ManualClock } from "./helpers/clock.ts";
-import { createLink, getHostedLink } from "../services/links.ts";
+import { createLink, getHostedLink } from "../services/links/links.ts";
 import { createLogger } from "../services/log.ts";
 import { ViewRecorder } from "../services/view_recorder.ts";
 import { call, createProject, startTestServer } from "./helpers/server.ts";
@@ -57,4 +57,42 @@ Deno.test("ViewRecorder keeps views while the database is away and writes them w
   assert.equal(failures, 0);
   assert.equal(lines.filter((l) => l.includes("views not recorded yet, retrying")).length, 2);
   assert.equal((await linkMetrics(srv.url, p.key, link.path)).total_views, 2);
+});
+
+Deno.test("ViewRecorder: a batch that committed but whose answer was lost is not counted twice when retried", async () => {
+  const p = await createProject(srv.url);
+  const created = await createLink(srv.sql, p.productionId, {});
+  const link =
+    (await getHostedLink(srv.sql, { name: "lnk.example.test", isDefault: true }, created.path))!;
+  const lines: string[] = [];
+  const logger = createLogger("info", (l) => lines.push(l));
+  // The first transaction commits, then its connection drops before the answer arrives: the
+  // recorder cannot tell it from one that failed, and retries.
+  let lost = 1;
+  const lossy = new Proxy(srv.sql, {
+    get(target, key, receiver) {
+      const value = Reflect.get(target, key, receiver);
+      if (key !== "begin" || lost === 0) return value;
+      return async (...args: unknown[]) => {
+        await (value as (...a: unknown[]) => Promise<unknown>).apply(target, args);
+        lost--;
+        throw Object.assign(new Error("write CONNECTION_CLOSED"), { code: "CONNECTION_CLOSED" });
+      };
+    },
+  });
+  const recorder = new ViewRecorder(
+    lossy,
+    { clock: new ManualClock(), linkBaseUrl: "http://x", logger },
+    0,
+  );
+  recorder.record(link, "ios");
+  recorder.record(link, "android");
+  recorder.record(link, "desktop");
+  await recorder.flush();
+  assert.equal(lost, 0);
+  assert.equal(lines.filter((l) => l.includes("views not recorded yet, retrying")).length, 1);
+  assert.equal((await linkMetrics(srv.url, p.key, link.path)).total_views, 3);
+  const [n] = await srv.sql`
+    select count(*)::int as n from analytics_events where link_id = ${link.id} and type = 'view'`;
+  assert.equal(n!.n, 3);
 });

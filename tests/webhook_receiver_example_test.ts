@@ -1,39 +1,132 @@
-// The receiver example of docs/webhooks.md, served for real and fed by the real deliverer.
+// The receiver example of docs/webhooks.md, served for real and fed by the real deliverer: a
+// destination points at it, events are ingested over the SDK API, and the delivery worker signs
+// and posts them.
 import assert from "node:assert/strict";
-import { newWebhookSecret } from "../services/destination_secret.ts";
-import { webhookHeaders } from "../services/webhook_sign.ts";
+import { ManualClock } from "./helpers/clock.ts";
+import { deliveryWorker } from "./helpers/receiver.ts";
+import { ingest } from "./helpers/sdk.ts";
+import { adminHeaders, call, createProject, startTestServer } from "./helpers/server.ts";
 
-const secret = newWebhookSecret();
-Deno.env.set("WEBHOOK_SECRET", secret);
-const { handle, processed } = await import("../docs/examples/webhook_receiver.ts");
+// Signatures carry the deliverer's time, which the example checks against its own (5 minutes):
+// the app's clock starts at the real time and moves only by seconds here.
+const clock = new ManualClock(new Date());
+const srv = await startTestServer({ clock, config: { DESTINATIONS_ALLOW_PRIVATE: "true" } });
+Deno.test.afterAll(() => srv.close());
 
-Deno.test("docs/examples/webhook_receiver.ts verifies signatures and deduplicates by event id", async () => {
+interface Delivery {
+  headers: Record<string, string>;
+  body: string;
+  /** What the example answered. */
+  status: number;
+}
+
+async function createDestination(projectId: number, url: string) {
+  const res = await call(srv.url, "POST", `/api/v1/projects/${projectId}/destinations`, {
+    headers: adminHeaders,
+    body: { url },
+  });
+  assert.equal(res.status, 201, res.text);
+  return res.body.destination as { id: number; secret: string };
+}
+
+async function destinationStatus(projectId: number, id: number) {
+  const res = await call(srv.url, "GET", `/api/v1/projects/${projectId}/destinations`, {
+    headers: adminHeaders,
+  });
+  return res.body.destinations.find((d: { id: number }) => d.id === id);
+}
+
+async function feedIds(environmentId: number): Promise<string[]> {
+  const rows = await srv.sql<{ id: string }[]>`
+    select body::json->>'id' as id from feed_events
+    where environment_id = ${environmentId} order by xid, seq
+  `;
+  return rows.map((r) => r.id);
+}
+
+Deno.test("docs/examples/webhook_receiver.ts, fed by the deliverer: verifies signatures, deduplicates by event id", async () => {
+  // The example reads WEBHOOK_SECRET as it loads, and the secret is the destination's, made
+  // once the receiver has its address: the example is loaded then, behind this listener.
+  let handle: ((request: Request) => Promise<Response>) | null = null;
+  const deliveries: Delivery[] = [];
+  let loseNextAnswer = false;
   const controller = new AbortController();
   const server = Deno.serve(
     { hostname: "127.0.0.1", port: 0, signal: controller.signal, onListen() {} },
-    handle,
+    async (request) => {
+      const body = await request.text();
+      const headers = Object.fromEntries(request.headers);
+      const res = await handle!(new Request(request.url, { method: "POST", headers, body }));
+      deliveries.push({ headers, body, status: res.status });
+      if (!loseNextAnswer) return res;
+      // The example processed the batch, but its answer never reaches the deliverer.
+      loseNextAnswer = false;
+      return new Response(null, { status: 503 });
+    },
   );
-  const url = `http://127.0.0.1:${server.addr.port}/`;
-  const post = (body: string, headers: Record<string, string>) =>
-    fetch(url, { method: "POST", headers, body }).then(async (
-      r,
-    ) => (await r.body?.cancel(), r.status));
+  const url = `http://127.0.0.1:${server.addr.port}/hooks`;
+  // A fixed jitter: a failed attempt is retried 500 ms later by the app's clock, never at once.
+  const worker = deliveryWorker(srv, { random: () => 0.5 });
   try {
-    const body = JSON.stringify({
-      schema_version: 1,
-      events: [{ id: "evt_1", type: "install" }, { id: "evt_2", type: "open" }],
-    });
-    const headers = webhookHeaders([secret], "msg_1", new Date(), body);
-    assert.equal(await post(body, headers), 204);
-    // A retry of the same batch: accepted, nothing processed twice.
-    assert.equal(await post(body, webhookHeaders([secret], "msg_1", new Date(), body)), 204);
-    assert.deepEqual(processed, ["evt_1", "evt_2"]);
-    // A forged or altered body is refused.
-    assert.equal(await post(body.replace("evt_2", "evt_3"), headers), 401);
-    const other = webhookHeaders([newWebhookSecret()], "msg_2", new Date(), body);
-    assert.equal(await post(body, other), 401);
-    assert.deepEqual(processed, ["evt_1", "evt_2"]);
+    const p = await createProject(srv.url);
+    const destination = await createDestination(p.productionId, url);
+    Deno.env.set("WEBHOOK_SECRET", destination.secret);
+    const example = await import("../docs/examples/webhook_receiver.ts");
+    handle = example.handle;
+
+    const at = clock.now().toISOString();
+    await ingest(srv.url, p.key, "production", [
+      { type: "install", occurred_at: at },
+      { type: "open", occurred_at: at },
+    ]);
+    const ids = await feedIds(p.productionId);
+    assert.equal(ids.length, 2);
+
+    // First attempt: processed, answer lost. The deliverer retries the same batch after its
+    // backoff, which the example accepts without processing anything twice.
+    loseNextAnswer = true;
+    await worker.drain();
+    assert.equal(deliveries.length, 1);
+    assert.equal(deliveries[0]!.status, 204);
+    assert.deepEqual(example.processed, ids);
+    clock.advance(1_000);
+    await worker.drain();
+    assert.equal(deliveries.length, 2);
+    const [first, retry] = deliveries as [Delivery, Delivery];
+    assert.equal(retry.headers["webhook-id"], first.headers["webhook-id"]);
+    assert.equal(retry.body, first.body);
+    assert.equal(retry.status, 204);
+    assert.deepEqual(example.processed, ids, "nothing processed twice");
+    const status = await destinationStatus(p.productionId, destination.id);
+    assert.equal(status.pending, 0);
+    assert.equal(status.last_error, null);
+
+    // A delivered batch whose body was altered on the way is refused, unprocessed.
+    const altered = first.body.replace(ids[1]!, "evt_forged");
+    assert.notEqual(altered, first.body);
+    const forged = await fetch(url, { method: "POST", headers: first.headers, body: altered });
+    await forged.body?.cancel();
+    assert.equal(forged.status, 401);
+    assert.equal(deliveries.length, 3);
+    assert.deepEqual(example.processed, ids);
+
+    // Another project's destination at the same address signs with its own secret: the
+    // example refuses its batch, and processes none of its events.
+    const other = await createProject(srv.url, { name: "Other" });
+    const stranger = await createDestination(other.productionId, url);
+    await ingest(srv.url, other.key, "production", [{ type: "install", occurred_at: at }]);
+    const strangerIds = await feedIds(other.productionId);
+    assert.equal(strangerIds.length, 1);
+    await worker.drain();
+    assert.equal(deliveries.length, 4);
+    assert.ok(deliveries[3]!.body.includes(strangerIds[0]!));
+    assert.equal(deliveries[3]!.status, 401);
+    assert.deepEqual(example.processed, ids);
+    const refused = await destinationStatus(other.productionId, stranger.id);
+    assert.equal(refused.last_error, "HTTP 401");
+    assert.equal(refused.pending, 1);
   } finally {
+    await worker.stop();
     controller.abort();
     await server.finished;
   }

@@ -309,7 +309,7 @@ export function AuditPage(props: {
                         {e.actor.name}
                         {e.actor.type !== "admin_token" && (
                           <span class="muted">
-                            {" "}({e.actor.type === "api_key" ? "API key" : "account"})
+                            {` (${e.actor.type === "api_key" ? "API key" : "account"})`}
                           </span>
                         )}
                       </td>
@@ -318,6 +318,13 @@ export function AuditPage(props: {
                       </td>
                       <td>
                         {e.target.type} <code>{e.target.id}</code>
+                        {e.detail && (
+                          <span class="muted">
+                            {` (${
+                              Object.entries(e.detail).map(([k, v]) => `${k} ${v}`).join(", ")
+                            })`}
+                          </span>
+                        )}
                       </td>
                     </tr>
                   ))}

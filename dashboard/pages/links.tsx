@@ -1,7 +1,8 @@
-import type { DashboardLinkPage, DashboardLinkRow } from "../../services/dashboard_links.ts";
+import type { DashboardLinkPage, DashboardLinkRow } from "../../services/links/dashboard.ts";
 import type { Environment } from "../../services/projects.ts";
 import type { Session } from "../../services/sessions.ts";
 import type { LinkFormValues } from "../forms.ts";
+import { may } from "../security.ts";
 import {
   Checkbox,
   Csrf,
@@ -55,9 +56,11 @@ export function LinksPage(props: {
           Links your apps make through <code>generate_link</code>{" "}
           are not listed here; their totals are on the metrics API.
         </p>
-        <div class="actions">
-          <a class="button" href={`${base}/links/new`}>New link</a>
-        </div>
+        {may(props.session, "links.write") && (
+          <div class="actions">
+            <a class="button" href={`${base}/links/new`}>New link</a>
+          </div>
+        )}
         <form method="get" action={`${base}/links`} class="search" role="search">
           <input
             type="search"
@@ -131,14 +134,20 @@ export function NewLinkPage(props: {
   projectName: string;
   values: LinkFormValues;
   errors: Record<string, string>;
+  /** Present: the edit form of the link at this path. */
+  editing?: string;
 }) {
   const v = props.values;
   const e = props.errors;
+  const heading = props.editing ? "Edit link" : "New link";
+  const action = props.editing
+    ? `${envBase(props.env.id)}/links/${props.editing}/edit`
+    : `${envBase(props.env.id)}/links`;
   return (
     <Layout
-      title="New link"
+      title={heading}
       session={props.session}
-      crumbs={envCrumbs(props.env, props.projectName, "New link")}
+      crumbs={envCrumbs(props.env, props.projectName, heading)}
     >
       <EnvHeader
         session={props.session}
@@ -146,14 +155,30 @@ export function NewLinkPage(props: {
         projectName={props.projectName}
         active="links"
       />
-      <form method="post" action={`${envBase(props.env.id)}/links`} class="card">
+      <form method="post" action={action} class="card">
         <Csrf session={props.session} />
-        <h2>New link</h2>
+        <h2>{heading}</h2>
         {Object.keys(e).length > 0 && (
           <Notice kind="error">Some fields need a change; each says why below.</Notice>
         )}
         <fieldset>
           <legend>What people see</legend>
+          {props.editing
+            ? (
+              <p class="muted">
+                Path <code>{props.editing}</code> (a link's path never changes)
+              </p>
+            )
+            : (
+              <Field
+                label="Path (optional)"
+                name="path"
+                value={v.path}
+                error={e.path}
+                hint="1 to 64 letters, digits, - or _; empty draws a random one. Never reusable."
+                placeholder="spring-sale"
+              />
+            )}
           <Field label="Title" name="title" value={v.title} error={e.title} />
           <Field label="Subtitle" name="subtitle" value={v.subtitle} error={e.subtitle} />
           <Field
@@ -251,9 +276,42 @@ export function NewLinkPage(props: {
             error={e.tracking_medium}
           />
         </fieldset>
+        <fieldset>
+          <legend>Expiry</legend>
+          <Field
+            label="Expires at"
+            name="expires_at"
+            value={v.expires_at}
+            error={e.expires_at}
+            hint="ISO 8601 with an offset; empty: never."
+            placeholder="2026-12-31T23:59:59Z"
+          />
+          <Field
+            label="Maximum views"
+            name="max_views"
+            value={v.max_views}
+            error={e.max_views}
+            hint="After this many views the link has expired; empty: no limit."
+          />
+          <Field
+            label="Expired link URL"
+            name="expired_url"
+            type="url"
+            value={v.expired_url}
+            error={e.expired_url}
+            hint="Where an expired link sends people; empty: a page saying it expired."
+            placeholder="https://…"
+          />
+        </fieldset>
         <div class="actions">
-          <button type="submit" class="button">Create link</button>
-          <a href={`${envBase(props.env.id)}/links`}>Cancel</a>
+          <button type="submit" class="button">{props.editing ? "Save" : "Create link"}</button>
+          <a
+            href={props.editing
+              ? `${envBase(props.env.id)}/links/${props.editing}`
+              : `${envBase(props.env.id)}/links`}
+          >
+            Cancel
+          </a>
         </div>
       </form>
     </Layout>
@@ -304,8 +362,8 @@ export function LinkPage(props: {
         <section class="card" aria-labelledby="link-h">
           <h2 id="link-h">
             {l.title || l.path}
-            <span class={l.active ? "badge on" : "badge off"}>
-              {l.active ? "Active" : "Inactive"}
+            <span class={l.active && !l.archived ? "badge on" : "badge off"}>
+              {l.archived ? "Archived" : l.active ? "Active" : "Inactive"}
             </span>
           </h2>
           {l.subtitle && <p>{l.subtitle}</p>}
@@ -322,18 +380,46 @@ export function LinkPage(props: {
           </div>
           <p class="copy-status" role="status" aria-live="polite" data-copy-status="link-url"></p>
           <p class="muted">Updated {formatDate(l.updated_at)}</p>
-          <form method="post" action={`${base}/active`} class="actions">
-            <Csrf session={props.session} />
-            <input type="hidden" name="active" value={l.active ? "false" : "true"} />
-            {l.active
-              ? <button type="submit" class="button danger">Deactivate</button>
-              : <button type="submit" class="button">Activate</button>}
-            <span class="muted">
+          {(l.expires_at || l.max_views !== null) && (
+            <p class="muted">
+              {l.expires_at ? `Expires ${formatDate(l.expires_at)}. ` : ""}
+              {l.max_views !== null ? `At most ${formatNumber(l.max_views)} views. ` : ""}
+              {l.expired_url ? `Then goes to ${l.expired_url}.` : "Then answers that it expired."}
+            </p>
+          )}
+          {(may(props.session, "links.write") || may(props.session, "links.delete")) && (
+            <div class="actions">
+              {may(props.session, "links.write") && (
+                <>
+                  <a class="button secondary" href={`${base}/edit`}>Edit</a>
+                  <form method="post" action={`${base}/archive`}>
+                    <Csrf session={props.session} />
+                    <input type="hidden" name="archived" value={l.archived ? "false" : "true"} />
+                    <button type="submit" class="button secondary">
+                      {l.archived ? "Unarchive" : "Archive"}
+                    </button>
+                  </form>
+                </>
+              )}
+              {may(props.session, "links.delete") && (
+                <a class="button danger" href={`${base}/delete`}>Delete</a>
+              )}
+            </div>
+          )}
+          {may(props.session, "links.write") && (
+            <form method="post" action={`${base}/active`} class="actions">
+              <Csrf session={props.session} />
+              <input type="hidden" name="active" value={l.active ? "false" : "true"} />
               {l.active
-                ? "A deactivated link answers 404 and stops counting."
-                : "The link host answers 404 for it until it is activated."}
-            </span>
-          </form>
+                ? <button type="submit" class="button danger">Deactivate</button>
+                : <button type="submit" class="button">Activate</button>}
+              <span class="muted">
+                {l.active
+                  ? "A deactivated link answers 404 and stops counting."
+                  : "The link host answers 404 for it until it is activated."}
+              </span>
+            </form>
+          )}
         </section>
         <section class="card" aria-labelledby="qr-h">
           <h2 id="qr-h">QR code</h2>
@@ -413,6 +499,46 @@ export function LinkPage(props: {
           </table>
         </div>
       </section>
+    </Layout>
+  );
+}
+
+export function DeleteLinkPage(props: {
+  session: Session;
+  env: Environment;
+  projectName: string;
+  link: DashboardLinkRow;
+  linkBaseUrl: string;
+}) {
+  const l = props.link;
+  const base = `${envBase(props.env.id)}/links/${l.path}`;
+  return (
+    <Layout
+      title="Delete link"
+      session={props.session}
+      crumbs={envCrumbs(props.env, props.projectName, "Delete link")}
+    >
+      <EnvHeader
+        session={props.session}
+        env={props.env}
+        projectName={props.projectName}
+        active="links"
+      />
+      <form method="post" action={`${base}/delete`} class="card">
+        <Csrf session={props.session} />
+        <h2>Delete {l.title || l.path}?</h2>
+        <p>
+          <code>{`${props.linkBaseUrl}/${l.path}`}</code>{" "}
+          will answer 404 from now on, and its counters ({formatNumber(l.counters.total_views)}{" "}
+          views) are deleted with it. Its path can never be used again. Events already recorded stay
+          in the feed and the history.
+        </p>
+        <p class="muted">To stop it without losing anything, archive it instead.</p>
+        <div class="actions">
+          <button type="submit" class="button danger">Delete for good</button>
+          <a href={base}>Cancel</a>
+        </div>
+      </form>
     </Layout>
   );
 }

@@ -1,6 +1,6 @@
 // Charts are SVG drawn here on the server: a few rectangles need no chart library, work without
 // JavaScript, and obey the CSP (sizes are SVG attributes, colours come from the stylesheet).
-import type { DashboardLinkRow } from "../../services/dashboard_links.ts";
+import type { DashboardLinkRow } from "../../services/links/dashboard.ts";
 import type { DayCounts } from "../../services/events_per_day.ts";
 import { FEED_EVENT_TYPES } from "../../services/feed_envelope.ts";
 import type { Environment } from "../../services/projects.ts";

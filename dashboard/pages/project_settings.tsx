@@ -35,7 +35,10 @@ export function DomainAndApps(props: {
         With a link domain, this project's links are served on <code>https://&lt;domain&gt;/…</code>
         {" "}
         (point its DNS at this service and terminate TLS in front of it); with its apps, that host
-        serves the association files that let iOS and Android open the app for those links.
+        serves the association files that let iOS and Android open the app for those links. Without
+        a link domain, the links share the service's default host with other projects, which
+        declares this project's apps only when the instance names it that host's owner{" "}
+        (<code>DEFAULT_HOST_APPS_PROJECT</code>).
       </p>
       {Object.keys(e).length > 0 && (
         <p class="notice error" role="alert">Nothing was saved: correct the fields marked below.</p>

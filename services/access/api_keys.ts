@@ -50,6 +50,7 @@ interface KeyLookupRow {
   environment_id: number;
   scopes: Scope[];
   created_by_account_id: number | null;
+  usable: boolean;
   creator_role: Role | null;
 }
 
@@ -171,37 +172,39 @@ export async function revokeApiKey(
 }
 
 /**
- * The key behind a presented `sk_` value, or 401 when it is unknown, revoked or expired (as the
- * clock tells), or its creator has left the project. Read fresh on every request, by digest
- * through the unique index, with its creator's role (a key never does more than that role
- * allows, even after a demotion); the last use is recorded in the same statement, at minute
- * granularity (written only when the minute moved).
+ * The key behind a presented `sk_` value; null when no key was ever issued with that value (the
+ * caller decides what else it may be); 401 when it is a key of ours that is revoked or expired
+ * (as the clock tells), or whose creator has left the project. Read fresh on every request, by
+ * digest through the unique index, with its creator's role (a key never does more than that
+ * role allows, even after a demotion); the last use is recorded in the same statement, at
+ * minute granularity (written only when the minute moved).
  */
 export async function authenticateApiKey(
   db: Db | Sql,
   clock: Clock,
   value: string,
-): Promise<Extract<Principal, { type: "api_key" }>> {
+): Promise<Extract<Principal, { type: "api_key" }> | null> {
+  if (!value.startsWith(API_KEY_PREFIX) || !plausibleSecret(value)) return null;
   const now = clock.now();
   const minute = new Date(Math.floor(now.getTime() / 60_000) * 60_000);
-  const [row] = !value.startsWith(API_KEY_PREFIX) || !plausibleSecret(value)
-    ? []
-    : await db<KeyLookupRow[]>`
+  const [row] = await db<KeyLookupRow[]>`
     with key as (
       select k.id, k.name, k.environment_id, k.scopes, k.created_by_account_id,
+        k.revoked_at is null and (k.expires_at is null or k.expires_at > ${now}) as usable,
         (select m.role from project_members m join environments e on e.project_id = m.project_id
           where e.id = k.environment_id and m.account_id = k.created_by_account_id) as creator_role
       from api_keys k
-      where k.key_hash = ${hashSecret(value)} and k.revoked_at is null
-        and (k.expires_at is null or k.expires_at > ${now})
+      where k.key_hash = ${hashSecret(value)}
     ), touched as (
       update api_keys set last_used_at = ${minute}
-      where id = (select id from key) and (last_used_at is null or last_used_at < ${minute})
+      where id = (select id from key where usable)
+        and (last_used_at is null or last_used_at < ${minute})
     )
     select * from key
   `;
-  if (!row || (row.created_by_account_id !== null && row.creator_role === null)) {
-    throw new ApiError("unauthorized", "API key unknown, revoked or expired");
+  if (!row) return null;
+  if (!row.usable || (row.created_by_account_id !== null && row.creator_role === null)) {
+    throw new ApiError("unauthorized", "API key revoked or expired");
   }
   const allowed = row.creator_role === null ? null : scopesAllowedTo(row.creator_role);
   return {

@@ -32,6 +32,8 @@ export type AuditAction =
   | "destination.delete"
   | "link.create"
   | "link.update"
+  | "link.delete"
+  | "link.import"
   | "api_key.create"
   | "api_key.revoke"
   | "account.create"
@@ -45,7 +47,12 @@ export interface AuditEntryInput {
   /** The project the change belongs to, by hashid or by one of its environments. */
   project: { hashid: string } | { environmentId: number } | null;
   target: { type: string; id: string | number };
+  /** What else the entry says (an import's count of links); never a secret value. */
+  detail?: AuditDetail;
 }
+
+/** Figures an entry carries beside its target, e.g. `{"count": 120}` for an import. */
+export type AuditDetail = Record<string, number>;
 
 /** Appends one entry; call it with the transaction that makes the change. */
 export async function recordAudit(
@@ -56,7 +63,7 @@ export async function recordAudit(
   const project = entry.project;
   await tx`
     insert into audit_log (at, project_id, actor_type, actor_id, actor_name, action, target_type,
-      target_id, request_id)
+      target_id, detail, request_id)
     values (coalesce(${audit.at ?? null}::timestamptz, now()),
       ${
     project === null
@@ -66,7 +73,8 @@ export async function recordAudit(
       : tx`(select project_id from environments where id = ${project.environmentId})`
   },
       ${audit.actor.type}, ${audit.actor.id}, ${audit.actor.name}, ${entry.action},
-      ${entry.target.type}, ${String(entry.target.id)}, ${audit.requestId})
+      ${entry.target.type}, ${String(entry.target.id)},
+      ${entry.detail === undefined ? null : tx.json(entry.detail)}, ${audit.requestId})
   `;
 }
 
@@ -76,6 +84,8 @@ export interface AuditEntry {
   actor: Actor;
   action: string;
   target: { type: string; id: string };
+  /** null for most actions; an import's `{"count": n}`. */
+  detail: AuditDetail | null;
   request_id: string | null;
 }
 
@@ -88,6 +98,7 @@ interface EntryRow {
   action: string;
   target_type: string;
   target_id: string;
+  detail: AuditDetail | null;
   request_id: string | null;
 }
 
@@ -129,7 +140,7 @@ export async function listAudit(
 ): Promise<{ entries: AuditEntry[]; next_after: string | null }> {
   const rows = await db<EntryRow[]>`
     select id::text as id, at, actor_type, actor_id, actor_name, action, target_type, target_id,
-      request_id
+      detail, request_id
     from audit_log
     where (${projectId}::int is null or project_id = ${projectId})
       and (${page.after === null ? null : String(page.after)}::bigint is null
@@ -144,6 +155,7 @@ export async function listAudit(
     actor: { type: r.actor_type, id: r.actor_id, name: r.actor_name },
     action: r.action,
     target: { type: r.target_type, id: r.target_id },
+    detail: r.detail,
     request_id: r.request_id,
   }));
   return { entries, next_after: more ? String(entries.at(-1)!.id) : null };

@@ -54,8 +54,14 @@ export const ROUTE_ACCESS: Record<string, RouteAccess> = {
   "DELETE /api/v1/projects/:project_id/event_stream_tokens/:token_id": "feed_tokens.manage",
   "GET /api/v1/projects/:project_id/links": "links.read",
   "POST /api/v1/projects/:project_id/links": "links.write",
+  // Edits, activation and archiving alike; deleting takes the admin role.
   "PATCH /api/v1/projects/:project_id/links/:link_path": "links.write",
+  "DELETE /api/v1/projects/:project_id/links/:link_path": "links.delete",
+  "POST /api/v1/projects/:project_id/links/import": "links.write",
+  // The links as CSV (their counters included): a read of links, not the events' history.
+  "GET /api/v1/projects/:project_id/links/export": "links.read",
   "GET /api/v1/projects/:project_id/events_per_day": "analytics.read",
+  "GET /api/v1/projects/:project_id/analytics": "analytics.read",
 
   "GET /api/v1/projects/:project_id/export": "events.export",
   "GET /api/v1/projects/:project_id/api_keys": "api_keys.manage",
@@ -127,6 +133,11 @@ export const ROUTE_ACCESS: Record<string, RouteAccess> = {
   "POST /dashboard/environments/:project_id/links": "links.write",
   "GET /dashboard/environments/:project_id/links/:path": "links.read",
   "POST /dashboard/environments/:project_id/links/:path/active": "links.write",
+  "GET /dashboard/environments/:project_id/links/:path/edit": "links.write",
+  "POST /dashboard/environments/:project_id/links/:path/edit": "links.write",
+  "POST /dashboard/environments/:project_id/links/:path/archive": "links.write",
+  "GET /dashboard/environments/:project_id/links/:path/delete": "links.delete",
+  "POST /dashboard/environments/:project_id/links/:path/delete": "links.delete",
   "GET /dashboard/environments/:project_id/links/:path/qr.svg": "links.read",
   "GET /dashboard/environments/:project_id/metrics": "analytics.read",
   "GET /dashboard/environments/:project_id/live": "events.live",

@@ -210,6 +210,13 @@ export function sampleMemory(pid: number, everyMs = 50) {
     }
   })();
   return {
+    /** Resolves once `n` samples have been taken: on a loaded machine they come late. */
+    async reached(n: number): Promise<void> {
+      while (running && samples < n) await sleep(everyMs);
+    },
+    get samples(): number {
+      return samples;
+    },
     async stop(): Promise<{ peak: number; samples: number }> {
       running = false;
       await loop;

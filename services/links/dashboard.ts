@@ -1,9 +1,8 @@
-// The links made in the dashboard (never those of generate_link): creating, listing with search
+// The links made in the dashboard (never those of generate_link): listing with search
 // and pages, and the lifetime counters shown beside each.
-import type { AuditContext } from "./access/audit.ts";
-import type { Db, Sql } from "../db/connect.ts";
-import { createLink, type LinkRow, type NewLink } from "./links.ts";
-import { getEnvironmentOrThrow } from "./projects.ts";
+import type { Db } from "../../db/connect.ts";
+import type { LinkRow } from "./links.ts";
+import { getEnvironmentOrThrow } from "../projects.ts";
 
 export const DASHBOARD_LINKS_PER_PAGE = 20;
 
@@ -29,17 +28,6 @@ export interface DashboardLinkPage {
   total: number;
 }
 
-/** Creates a link of the environment behind `projectId` as the dashboard does. */
-export async function createDashboardLink(
-  sql: Sql,
-  projectId: string | number,
-  input: NewLink,
-  audit: AuditContext,
-): Promise<LinkRow> {
-  const env = await getEnvironmentOrThrow(sql, projectId);
-  return await createLink(sql, env.id, input, "dashboard", audit);
-}
-
 /**
  * One page of the environment's dashboard links, newest first. `search` matches a substring of
  * the title, the path, or any tag, case-insensitively; LIKE's wildcards in it are taken literally.
@@ -63,7 +51,7 @@ export async function listDashboardLinks(
       c.total_revenue::float8 as total_revenue,
       count(*) over ()::int as total
     from links l join link_counters c on c.link_id = l.id
-    where l.environment_id = ${env.id} and not l.sdk_generated
+    where l.environment_id = ${env.id} and not l.sdk_generated and not l.archived
       and (${search === ""} or l.title ilike ${pattern} or l.path ilike ${pattern}
         or exists (select 1 from jsonb_array_elements_text(l.tags) t where t ilike ${pattern}))
     order by l.id desc
@@ -74,7 +62,7 @@ export async function listDashboardLinks(
     // Past the last page: the window count is not there to tell how many there are.
     const [row] = await db<{ n: number }[]>`
       select count(*)::int as n from links l
-      where l.environment_id = ${env.id} and not l.sdk_generated
+      where l.environment_id = ${env.id} and not l.sdk_generated and not l.archived
         and (${search === ""} or l.title ilike ${pattern} or l.path ilike ${pattern}
           or exists (select 1 from jsonb_array_elements_text(l.tags) t where t ilike ${pattern}))
     `;
@@ -119,7 +107,7 @@ export async function topDashboardLinks(
       c.total_user_referred::float8 as total_user_referred,
       c.total_revenue::float8 as total_revenue
     from links l join link_counters c on c.link_id = l.id
-    where l.environment_id = ${env.id} and not l.sdk_generated and l.active
+    where l.environment_id = ${env.id} and not l.sdk_generated and l.active and not l.archived
     order by c.total_views desc, l.id
     limit ${limit}
   `;

@@ -1,11 +1,28 @@
 // The link counters (table link_counters): the one module that writes them. Every event that
 // moves a counter does so in the transaction that stores it; metrics only read them.
-import type { Db } from "../db/connect.ts";
-import type { EventType } from "./feed_envelope.ts";
+import type { Db } from "../../db/connect.ts";
+import type { EventType } from "../feed_envelope.ts";
+
+/** A link's lifetime counters, as the metrics and the links export name them. */
+export const LIFETIME_COUNTERS = [
+  "total_views",
+  "total_opens",
+  "total_installs",
+  "total_reinstalls",
+  "total_time_spent",
+  "total_reactivations",
+  "total_app_opens",
+  "total_user_referred",
+  "total_revenue",
+] as const;
 
 /** Creates a new link's counters at zero, in the link's own transaction. */
-export async function createLinkCounters(db: Db, linkId: number): Promise<void> {
-  await db`insert into link_counters (link_id) values (${linkId})`;
+export async function createLinkCounters(
+  db: Db,
+  linkId: number,
+  environmentId: number,
+): Promise<void> {
+  await db`insert into link_counters (link_id, environment_id) values (${linkId}, ${environmentId})`;
 }
 
 type CounterName =

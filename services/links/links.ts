@@ -1,11 +1,12 @@
-import type { Db, Sql } from "../db/connect.ts";
-import { type AuditContext, recordAudit } from "./access/audit.ts";
-import { isUniqueViolation, notFound } from "./errors.ts";
-import { authenticateSdk, LINK_ENVIRONMENTS, type SdkHeaders } from "./sdk_auth.ts";
-import { createLinkCounters } from "./link_counters.ts";
-import { hashSecret, plausibleSecret } from "./secrets.ts";
-import { getEnvironmentOrThrow, wrongProjectKey } from "./projects.ts";
-import { type Apps, type LinkHost, servedOnHost } from "./apps.ts";
+import type { Db, Sql } from "../../db/connect.ts";
+import { type AuditContext, recordAudit } from "../access/audit.ts";
+import { isUniqueViolation, notFound } from "../errors.ts";
+import { authenticateSdk, LINK_ENVIRONMENTS, type SdkHeaders } from "../sdk_auth.ts";
+import { createLinkCounters } from "./counters.ts";
+import { checkChosenPath, lockPath, pathTaken } from "./paths.ts";
+import { hashSecret, plausibleSecret } from "../secrets.ts";
+import { wrongProjectKey } from "../projects.ts";
+import { type Apps, type LinkHost, servedOnHost } from "../apps.ts";
 
 export interface Redirect {
   url?: string;
@@ -55,6 +56,12 @@ export interface LinkRow {
   sdk_generated: boolean;
   generated_from_platform: string;
   active: boolean;
+  archived: boolean;
+  expires_at: Date | null;
+  /** Null: no limit on views. */
+  max_views: number | null;
+  expired_url: string | null;
+  created_at: Date;
   updated_at: Date;
   /** The project's link domain when the row was read (a join, not a column of links). */
   link_domain: string | null;
@@ -75,6 +82,14 @@ export interface NewLink {
   tracking_campaign?: string | undefined;
   tracking_source?: string | undefined;
   tracking_medium?: string | undefined;
+}
+
+/** What the admin routes may add to a new link: a chosen path and its expiry. */
+export interface ManagedNewLink extends NewLink {
+  path?: string | undefined;
+  expires_at?: Date | undefined;
+  max_views?: number | undefined;
+  expired_url?: string | undefined;
 }
 
 /** An absolute http(s) URL with a host: the only redirect targets the link host follows. */
@@ -155,30 +170,50 @@ export function randomLinkPath(): string {
 
 const MAX_PATH_ATTEMPTS = 5;
 
-/** Where a link was made: `generate_link` (the default) or the dashboard. */
-export type LinkOrigin = "sdk" | "dashboard";
+/**
+ * Where a link was made: `generate_link` (the default), the dashboard, the admin API or an
+ * import. Only generate_link's links are `sdk_generated`.
+ */
+export type LinkOrigin = "sdk" | "dashboard" | "api" | "import";
 
-/** Inserts a link with a fresh random path (a collision is retried, never returned). */
+const PLATFORM: Record<LinkOrigin, string> = {
+  sdk: "API",
+  dashboard: "Dashboard",
+  api: "API",
+  import: "Import",
+};
+
+/**
+ * Inserts a link with its chosen path, or a fresh random one (a collision is retried, never
+ * returned). A path any link ever had, deleted ones included, is never given again: a chosen one
+ * is refused with a 400 naming `path`.
+ */
 export async function createLink(
   sql: Sql,
   environmentId: number,
-  input: NewLink,
+  input: ManagedNewLink,
   origin: LinkOrigin = "sdk",
   /** A change by a person or a program (not an app's SDK) is audited in the same transaction. */
   audit?: AuditContext,
 ): Promise<LinkRow> {
+  const chosen = input.path;
+  if (chosen !== undefined) checkChosenPath(chosen);
   for (let attempt = 1;; attempt++) {
+    const path = chosen ?? randomLinkPath();
     try {
-      return await sql.begin(async (tx) => {
+      const row = await sql.begin(async (tx) => {
+        // Taken with deleteLink's: a path being retired is either still a link here (unique
+        // violation) or already retired (no row), never free in between.
+        if (chosen !== undefined) await lockPath(tx, chosen);
         const [row] = await tx<LinkRow[]>`
           with l as (insert into links (
             environment_id, path, title, subtitle, image, data, tags,
             ios_custom_redirect, android_custom_redirect, desktop_custom_redirect,
             show_preview_ios, show_preview_android,
             tracking_campaign, tracking_source, tracking_medium,
-            sdk_generated, generated_from_platform
-          ) values (
-            ${environmentId}, ${randomLinkPath()}, ${input.title ?? ""}, ${input.subtitle ?? ""},
+            sdk_generated, generated_from_platform, expires_at, max_views, expired_url
+          ) select
+            ${environmentId}, ${path}, ${input.title ?? ""}, ${input.subtitle ?? ""},
             ${input.image ?? null}, ${tx.json((input.data ?? {}) as never)},
             ${tx.json((input.tags ?? []) as never)},
             ${tx.json((input.ios_custom_redirect ?? {}) as never)},
@@ -187,26 +222,35 @@ export async function createLink(
             ${input.show_preview_ios ?? false}, ${input.show_preview_android ?? false},
             ${input.tracking_campaign ?? null}, ${input.tracking_source ?? null},
             ${input.tracking_medium ?? null},
-            ${origin === "sdk"}, ${origin === "sdk" ? "API" : "Dashboard"}
-          )
+            ${origin === "sdk"}, ${PLATFORM[origin]}, ${input.expires_at ?? null},
+            ${input.max_views ?? null}, ${input.expired_url ?? null}
+          where not exists (select 1 from retired_link_paths r where r.path = ${path})
           returning *)
           select l.*, p.link_domain
           from l join environments e on e.id = l.environment_id join projects p on p.id = e.project_id
         `;
-        await createLinkCounters(tx, row!.id);
-        if (audit) {
-          await recordAudit(tx, audit, {
-            action: "link.create",
-            project: { environmentId },
-            target: { type: "link", id: row!.path },
-          });
+        if (row) {
+          await createLinkCounters(tx, row.id, environmentId);
+          if (audit) {
+            await recordAudit(tx, audit, {
+              action: "link.create",
+              project: { environmentId },
+              target: { type: "link", id: row.path },
+            });
+          }
         }
-        return row!;
+        return row;
       });
+      if (row) return row;
+      if (chosen !== undefined) throw pathTaken();
     } catch (err) {
-      if (attempt < MAX_PATH_ATTEMPTS && isUniqueViolation(err, "links_path_key")) continue;
+      if (isUniqueViolation(err, "links_path_key")) {
+        if (chosen !== undefined) throw pathTaken();
+        if (attempt < MAX_PATH_ATTEMPTS) continue;
+      }
       throw err;
     }
+    if (attempt >= MAX_PATH_ATTEMPTS) throw new Error("no free link path after retries");
   }
 }
 
@@ -265,7 +309,6 @@ export async function getLinkByPathOrThrow(
   return row;
 }
 
-/** A link as the link host serves it: with its project's apps. */
 /** What the link host needs of a link: its routing, its preview, and what a view records. */
 export type HostedLink =
   & Pick<
@@ -285,13 +328,21 @@ export type HostedLink =
     | "tracking_campaign"
     | "tracking_source"
     | "tracking_medium"
+    | "expires_at"
+    | "max_views"
+    | "expired_url"
   >
   & { apps: Apps };
 
 /**
- * The active link at `path` if its project is served on `host` (services/apps.ts): a project
- * with a link domain only there, the others on the default host. Paths
- * are unique on the instance, so the path alone finds the link; the host only admits it.
+ * The active, unarchived link at `path` if its project is served on `host` (services/apps.ts):
+ * a project with a link domain only there, the others on the default host. Paths are unique on
+ * the instance, so the path alone finds the link; the host only admits it.
+ *
+ * Every hit reads the link here, in the hit's one query: no instance keeps a link between hits,
+ * so an edit, an archive or a delete made on any instance is what the next hit on every instance
+ * sees, with no notification to miss. The one cache on the way (services/links/host.ts) is keyed
+ * by a redirect URL's own text, so an edited URL is a new key, never a stale value.
  */
 export async function getHostedLink(
   db: Db,
@@ -305,38 +356,11 @@ export async function getHostedLink(
     select l.id, l.environment_id, l.path, p.link_domain, l.title, l.subtitle, l.image,
       l.ios_custom_redirect, l.android_custom_redirect, l.desktop_custom_redirect,
       l.show_preview_ios, l.show_preview_android, l.tracking_campaign, l.tracking_source,
-      l.tracking_medium, p.apps
+      l.tracking_medium, l.expires_at, l.max_views, l.expired_url, p.apps
     from links l join environments e on e.id = l.environment_id join projects p on p.id = e.project_id
-    where l.path = ${path} and l.active and ${servedOnHost(db, host)}
+    where l.path = ${path} and l.active and not l.archived and ${servedOnHost(db, host)}
   `;
   return row;
-}
-
-/** Activates or deactivates a link of the environment behind a numeric project_id. */
-export async function setLinkActive(
-  sql: Sql,
-  projectId: string,
-  path: string,
-  active: boolean,
-  audit: AuditContext,
-): Promise<LinkRow> {
-  const env = await getEnvironmentOrThrow(sql, projectId);
-  if (!isLinkPath(path)) throw notFound("link");
-  return sql.begin(async (tx) => {
-    const [row] = await tx<LinkRow[]>`
-      update links l set active = ${active}, updated_at = now()
-      from environments e join projects p on p.id = e.project_id
-      where l.path = ${path} and l.environment_id = ${env.id} and e.id = l.environment_id
-      returning l.*, p.link_domain
-    `;
-    if (!row) throw notFound("link");
-    await recordAudit(tx, audit, {
-      action: "link.update",
-      project: { environmentId: env.id },
-      target: { type: "link", id: path },
-    });
-    return row;
-  });
 }
 
 /**

@@ -29,6 +29,8 @@ create table audit_log (
   action text not null,
   target_type text not null,
   target_id text not null,
+  -- Figures beside the target, e.g. an import's {"count": 120}; null for most actions.
+  detail jsonb,
   request_id text
 );
 create index audit_log_project on audit_log (project_id, id) where project_id is not null;
@@ -72,3 +74,13 @@ alter table dashboard_sessions
 -- they leave the project (revoked with their membership or account).
 alter table api_keys add column created_by_account_id integer references accounts (id)
   on delete set null;
+
+-- Failed password sign-ins, counted per client address over a sliding window
+-- (services/access/password_limit.ts). Kept apart from admin_token_failures: a wrong password is
+-- not a guess at the admin token, and must not use up the admin token's allowance.
+create table password_signin_failures (
+  address text not null,
+  at timestamptz not null
+);
+create index password_signin_failures_address_at on password_signin_failures (address, at);
+create index password_signin_failures_at on password_signin_failures (at);

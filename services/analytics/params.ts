@@ -1,0 +1,151 @@
+// The analytics query's parameters as a request gives them (query strings), checked and turned
+// into an AnalyticsQuery: every bad one is a 400 invalid_field naming it.
+import { z } from "zod";
+import type { Sql } from "../../db/connect.ts";
+import { ApiError } from "../errors.ts";
+import {
+  type AnalyticsQuery,
+  DEFAULT_RANGE_DAYS,
+  type Dimension,
+  DIMENSIONS,
+  type Interval,
+  INTERVALS,
+  MAX_RANGE_DAYS,
+  MAX_SERIES_VALUES,
+  type Metric,
+  METRICS,
+} from "./query.ts";
+
+const DAY_MS = 24 * 60 * 60 * 1000;
+const HOUR_MS = 60 * 60 * 1000;
+export const DEFAULT_METRICS: readonly Metric[] = ["views", "installs"];
+export const DEFAULT_LIMIT = 10;
+export const MAX_LIMIT = 1000;
+/** The shortest bucket of each interval, in hours (a day of 23 hours, a February). */
+const SHORTEST_HOURS: Record<Interval, number> = { hour: 1, day: 23, week: 167, month: 671 };
+
+/** What a request carries: each parameter's raw text, filters by dimension. */
+export interface RawAnalyticsParams {
+  from?: string | undefined;
+  to?: string | undefined;
+  interval?: string | undefined;
+  tz?: string | undefined;
+  metrics?: string | undefined;
+  group_by?: string | undefined;
+  limit?: string | undefined;
+  link?: string | undefined;
+  /** `filter[<name>]` parameters, by name as given. */
+  filters: Record<string, string>;
+}
+
+const instant = z.union([z.iso.datetime({ offset: true }), z.iso.date()])
+  .transform((value) => new Date(value));
+
+function bad(field: string, message: string): ApiError {
+  return new ApiError("invalid_field", `${field}: ${message}`, { field });
+}
+
+function parseInstant(name: "from" | "to", raw: string): Date {
+  const parsed = instant.safeParse(raw);
+  if (!parsed.success || Number.isNaN(parsed.data.getTime())) {
+    throw bad(name, "must be an ISO 8601 date and time with an offset, e.g. 2026-03-01T00:00:00Z");
+  }
+  const year = parsed.data.getUTCFullYear();
+  if (year < 1970 || year > 9999) throw bad(name, "must be between 1970 and 9999");
+  return parsed.data;
+}
+
+function oneOf<T extends string>(field: string, list: readonly T[], raw: string): T {
+  if ((list as readonly string[]).includes(raw)) return raw as T;
+  throw bad(field, `must be one of ${list.join(", ")} (got ${JSON.stringify(raw)})`);
+}
+
+/** IANA zone names PostgreSQL knows, read once per process. */
+let zones: Promise<Set<string>> | null = null;
+function knownZones(sql: Sql): Promise<Set<string>> {
+  zones ??= sql<{ name: string }[]>`select name from pg_timezone_names`
+    .then((rows) => new Set(rows.map((r) => r.name)))
+    .catch((err) => {
+      zones = null;
+      throw err;
+    });
+  return zones;
+}
+
+/**
+ * The query of `raw` for the environment, as of `now`: from/to default to the 30 days up to
+ * now and may be at most 400 days apart; the zone must be an IANA name PostgreSQL knows (not
+ * an abbreviation nor a POSIX rule); the series may hold at most MAX_SERIES_VALUES values.
+ */
+export async function parseAnalyticsParams(
+  sql: Sql,
+  environmentId: number,
+  raw: RawAnalyticsParams,
+  now: Date,
+): Promise<AnalyticsQuery> {
+  const given = (v: string | undefined) => v !== undefined && v !== "";
+  const to = given(raw.to) ? parseInstant("to", raw.to!) : now;
+  const from = given(raw.from)
+    ? parseInstant("from", raw.from!)
+    : new Date(to.getTime() - DEFAULT_RANGE_DAYS * DAY_MS);
+  if (from.getTime() >= to.getTime()) throw bad("to", "must be later than from");
+  if (to.getTime() - from.getTime() > MAX_RANGE_DAYS * DAY_MS) {
+    throw bad("to", `must be at most ${MAX_RANGE_DAYS} days after from`);
+  }
+  const interval = given(raw.interval) ? oneOf("interval", INTERVALS, raw.interval!) : null;
+
+  const tz = given(raw.tz) ? raw.tz! : "UTC";
+  // Names only: PostgreSQL would also take "EST" or "foo+3" as a POSIX rule.
+  if (!/^[A-Za-z][A-Za-z0-9_+\-\/]*$/.test(tz) || !(await knownZones(sql)).has(tz)) {
+    throw bad(
+      "tz",
+      `must be an IANA time zone name such as Europe/Berlin (got ${JSON.stringify(tz)})`,
+    );
+  }
+
+  let metrics: Metric[] = [...DEFAULT_METRICS];
+  if (raw.metrics !== undefined) {
+    const names = raw.metrics.split(",").map((m) => m.trim());
+    metrics = names.map((m) => oneOf("metrics", METRICS, m));
+    if (new Set(metrics).size !== metrics.length) throw bad("metrics", "names a metric twice");
+  }
+
+  const groupBy = given(raw.group_by) ? oneOf("group_by", DIMENSIONS, raw.group_by!) : null;
+  let limit = DEFAULT_LIMIT;
+  if (given(raw.limit)) {
+    if (!/^\d{1,4}$/.test(raw.limit!) || Number(raw.limit) < 1 || Number(raw.limit) > MAX_LIMIT) {
+      throw bad("limit", `must be a whole number from 1 to ${MAX_LIMIT}`);
+    }
+    limit = Number(raw.limit);
+  }
+
+  const filters: Partial<Record<Dimension, string>> = {};
+  for (const [name, value] of Object.entries(raw.filters)) {
+    const field = `filter[${name}]`;
+    const dimension = oneOf(field, DIMENSIONS, name);
+    if (value === "") throw bad(field, "must not be empty");
+    filters[dimension] = value;
+  }
+  if (raw.link !== undefined) {
+    if (raw.link === "") throw bad("link", "must not be empty");
+    if (filters.link !== undefined && filters.link !== raw.link) {
+      throw bad("link", "differs from filter[link]");
+    }
+    filters.link = raw.link;
+  }
+
+  if (interval) {
+    const buckets =
+      Math.ceil((to.getTime() - from.getTime()) / HOUR_MS / SHORTEST_HOURS[interval]) +
+      1;
+    const values = buckets * (1 + (groupBy ? limit : 0));
+    if (values > MAX_SERIES_VALUES) {
+      throw bad(
+        "interval",
+        `${buckets} buckets × ${groupBy ? limit + 1 : 1} series exceed ${MAX_SERIES_VALUES} ` +
+          "values: choose a longer interval, a shorter range or a lower limit",
+      );
+    }
+  }
+  return { environmentId, from, to, interval, tz, metrics, groupBy, limit, filters };
+}

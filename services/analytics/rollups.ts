@@ -1,0 +1,235 @@
+// The analytics rollups (table analytics_rollups, migration 00013): hourly counts per
+// environment, link and dimension values, which every analytics query reads instead of the raw
+// events. How they stay exact (written by the statement that stores the events, appended only,
+// merged by the background job in one statement) is told in the migration; this module holds
+// the SQL that writes, merges and purges them.
+import type { Db, Sql } from "../../db/connect.ts";
+import type { NewEvent } from "../events.ts";
+import { asMaintainer } from "../maintenance_lock.ts";
+import { deleteDefaultRowsBefore } from "../partitions.ts";
+
+export const ROLLUPS_TABLE = "analytics_rollups";
+
+/** The metric columns of a rollup row, in table order. */
+export const ROLLUP_METRICS = [
+  "views",
+  "opens",
+  "installs",
+  "reinstalls",
+  "reactivations",
+  "app_opens",
+  "user_referred",
+  "sessions",
+  "time_spent",
+  "purchases",
+  "revenue",
+  "custom",
+] as const;
+export type RollupMetric = (typeof ROLLUP_METRICS)[number];
+
+/** The dimension columns of a rollup row beside its environment and hour. */
+export const ROLLUP_KEYS = [
+  "link_id",
+  "country",
+  "platform",
+  "os",
+  "browser",
+  "referrer",
+  "event_name",
+] as const;
+
+const HOUR_MS = 60 * 60 * 1000;
+
+/** The dimension values an event is rolled up under (null: unknown). */
+export interface EventDimensions {
+  country: string | null;
+  platform: string | null;
+  os: string | null;
+  browser: string | null;
+  referrer: string | null;
+}
+
+/**
+ * What the rollups take of an event: the one definition. Ingested events contribute the
+ * country and, when they are strings, the device's platform and os; views also their browser
+ * and referrer host (the link host records those). The migration's backfill and the tests'
+ * reference spell the same rules over the stored envelopes.
+ */
+export function eventDimensions(
+  e: Pick<NewEvent, "type" | "geo" | "device" | "attribution">,
+): EventDimensions {
+  const device = e.device ?? {};
+  const text = (v: unknown) => (typeof v === "string" ? v : null);
+  const view = e.type === "view";
+  return {
+    country: e.geo?.country ?? null,
+    platform: text(device.platform),
+    os: text(device.os),
+    browser: view ? text(device.browser) : null,
+    referrer: view ? text(e.attribution?.referrer_host) : null,
+  };
+}
+
+/** The UTC hour an instant falls in, as date_trunc('hour', at, 'UTC') has it. */
+export function utcHour(at: Date): Date {
+  return new Date(Math.floor(at.getTime() / HOUR_MS) * HOUR_MS);
+}
+
+/**
+ * The storing statement's rollup step (services/events.ts insertEvents), as a CTE body over its
+ * `batch` (event_id, type, name, occurred_at, link_id, ord) and `inserted` (event_id) CTEs: one
+ * row per hour, link and dimension values of the events actually inserted. `events` are the
+ * batch's, in its order: their dimensions and seconds go as one JSON array, which PostgreSQL
+ * reads in one pass (taking them out of the envelopes again cost a parse per value). Purchases
+ * are left to the purchase versions (purchaseRollupRows), which count only the newest version.
+ */
+export function rollupInsertSql(
+  db: Db,
+  environmentId: number,
+  events: readonly Pick<NewEvent, "type" | "geo" | "device" | "attribution" | "time_spent">[],
+) {
+  const facts = JSON.stringify(
+    events.map((e) => ({
+      ...eventDimensions(e),
+      secs: e.type === "session" ? e.time_spent : null,
+    })),
+  );
+  return db`
+    insert into analytics_rollups (
+      environment_id, hour, link_id, country, platform, os, browser, referrer, event_name,
+      views, opens, installs, reinstalls, reactivations, app_opens, user_referred, sessions,
+      time_spent, custom
+    )
+    select ${environmentId}, date_trunc('hour', b.occurred_at, 'UTC'), b.link_id, d.country,
+      d.platform, d.os, d.browser, d.referrer, b.name,
+      count(*) filter (where b.type = 'view'),
+      count(*) filter (where b.type = 'open'),
+      count(*) filter (where b.type = 'install'),
+      count(*) filter (where b.type = 'reinstall'),
+      count(*) filter (where b.type = 'reactivation'),
+      count(*) filter (where b.type = 'app_open'),
+      count(*) filter (where b.type = 'user_referred'),
+      count(*) filter (where b.type = 'session'),
+      coalesce(sum(d.secs) filter (where b.type = 'session'), 0),
+      count(*) filter (where b.type = 'custom')
+    from batch b
+    join rows from (
+      json_to_recordset((${facts}::text)::json)
+        as (country text, platform text, os text, browser text, referrer text, secs bigint)
+    ) with ordinality as d(country, platform, os, browser, referrer, secs, ord) on d.ord = b.ord
+    where b.type <> 'purchase' and b.event_id in (select event_id from inserted)
+    group by 2, 3, 4, 5, 6, 7, 8, 9
+  `;
+}
+
+/** Where a purchase version counts: its event's hour, link and dimensions. */
+export interface PurchaseBucket {
+  hour: Date;
+  link_id: number | null;
+  country: string | null;
+  platform: string | null;
+  os: string | null;
+  name: string;
+}
+
+export interface PurchaseDelta {
+  bucket: PurchaseBucket;
+  purchases: 1 | -1;
+  revenue: number;
+}
+
+/**
+ * Appends the purchase deltas, as a CTE body (services/events.ts runs it in the statement that
+ * records the new versions): a new version adds one purchase and its amount to its bucket, and
+ * takes the replaced version's back from that one's.
+ */
+export function purchaseRollupRows(db: Db, environmentId: number, deltas: PurchaseDelta[]) {
+  const col = <T>(f: (d: PurchaseDelta) => T) => deltas.map(f);
+  return db`
+    insert into analytics_rollups (
+      environment_id, hour, link_id, country, platform, os, event_name, purchases, revenue
+    )
+    select ${environmentId}, hour, link_id, country, platform, os, name, purchases, revenue
+    from unnest(
+      ${col((d) => d.bucket.hour.toISOString())}::timestamptz[],
+      ${col((d) => d.bucket.link_id)}::int[],
+      ${col((d) => d.bucket.country)}::text[],
+      ${col((d) => d.bucket.platform)}::text[],
+      ${col((d) => d.bucket.os)}::text[],
+      ${col((d) => d.bucket.name)}::text[],
+      ${col((d) => d.purchases)}::bigint[],
+      ${col((d) => d.revenue)}::bigint[]
+    ) as t(hour, link_id, country, platform, os, name, purchases, revenue)
+  `;
+}
+
+/** A numeric sum clamped to bigint, as the counters saturate rather than fail. */
+const clamp = (expr: string) =>
+  `greatest(-9223372036854775808, least(${expr}, 9223372036854775807))::bigint`;
+
+export interface MergeResult {
+  /** False when another instance held the maintenance lock. */
+  ran: boolean;
+  /** Rows appended by ingestion that were merged. */
+  rows: number;
+  /** (environment, hour) pairs merged. */
+  hours: number;
+}
+
+/**
+ * Merges the rows appended by ingestion into one row per key, for the hours that ended before
+ * `before`, `hours` (environment, hour) pairs per statement and up to `maxBatches` statements
+ * a pass. Each statement deletes every row of its hours and inserts their sums: one statement,
+ * so a reader, or a crash, sees either the rows or their sums, never both or neither. Keys
+ * whose sums are all zero (a purchase and its correction in one bucket) are left out.
+ */
+export async function mergeRollups(
+  sql: Sql,
+  before: Date,
+  options: { hours?: number; maxBatches?: number; signal?: AbortSignal } = {},
+): Promise<MergeResult> {
+  const limit = options.hours ?? 200;
+  const result: MergeResult = { ran: true, rows: 0, hours: 0 };
+  const keys = ["environment_id", "hour", ...ROLLUP_KEYS].join(", ");
+  const sums = ROLLUP_METRICS.map((m) => `${clamp(`sum(${m})`)}`).join(", ");
+  const nonZero = ROLLUP_METRICS.map((m) => `sum(${m}) <> 0`).join(" or ");
+  for (let i = 0; i < (options.maxBatches ?? 50) && !options.signal?.aborted; i++) {
+    const merged = await asMaintainer(sql, async (tx) => {
+      const [row] = await tx.unsafe<{ rows: number; hours: number }[]>(
+        `with due as (
+          select distinct environment_id, hour from analytics_rollups
+          where not merged and hour < $1::timestamptz
+          order by hour, environment_id
+          limit $2
+        ), moved as (
+          delete from analytics_rollups r using due
+          where r.environment_id = due.environment_id and r.hour = due.hour
+          returning r.*
+        ), inserted as (
+          insert into analytics_rollups (${keys}, ${ROLLUP_METRICS.join(", ")}, merged)
+          select ${keys}, ${sums}, true
+          from moved
+          group by ${keys}
+          having ${nonZero}
+        )
+        select (select count(*) from moved where not merged)::int as rows,
+          (select count(*) from due)::int as hours`,
+        [before.toISOString(), limit],
+      );
+      return row!;
+    });
+    if (merged === null) return { ...result, ran: false };
+    result.rows += merged.rows;
+    result.hours += merged.hours;
+    if (merged.hours < limit) break;
+  }
+  return result;
+}
+
+/**
+ * Deletes up to `batch` rollup rows of hours before `cutoff` from the default partition; the
+ * months of their own partitions go whole (services/feed_retention.ts decides when).
+ */
+export function deleteRollupsBefore(db: Db, cutoff: Date, batch: number): Promise<number> {
+  return deleteDefaultRowsBefore(db, ROLLUPS_TABLE, cutoff, batch);
+}

@@ -1,0 +1,201 @@
+// The analytics rollups (services/analytics/rollups.ts, migration 00013): a process killed while
+// it stores events and merges rollups leaves every figure equal to the raw events (none counted
+// twice or never), and so does sending its batches again; the migration fills the rollups from
+// the history kept; retention drops whole months after ANALYTICS_ROLLUP_DAYS.
+import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
+import { resolveConfig } from "../config.ts";
+import { recordEvents } from "../services/events.ts";
+import { purgeExpired } from "../services/feed_retention.ts";
+import { ensurePartitions, listPartitions } from "../services/partitions.ts";
+import { getEnvironmentOrThrow } from "../services/projects.ts";
+import { METRICS } from "../services/analytics/query.ts";
+import { referenceFigures } from "./helpers/analytics_reference.ts";
+import { ManualClock } from "./helpers/clock.ts";
+import { writerBatch } from "./helpers/rollup_writer.ts";
+import { generateLink } from "./helpers/sdk.ts";
+import { adminHeaders, call, createProject, startTestServer } from "./helpers/server.ts";
+
+const WRITER = fileURLToPath(new URL("./helpers/rollup_writer.ts", import.meta.url));
+const clock = new ManualClock("2030-05-01T12:00:00Z");
+const srv = await startTestServer({ clock });
+Deno.test.afterAll(() => srv.close());
+
+const ALL = { from: "2029-06-01T00:00:00Z", to: "2030-06-01T00:00:00Z" };
+
+/** Every metric per link over the whole range, as the service answers and from the raw rows. */
+async function figures(projectId: number) {
+  const res = await call(
+    srv.url,
+    "GET",
+    `/api/v1/projects/${projectId}/analytics?${new URLSearchParams({
+      ...ALL,
+      metrics: METRICS.join(","),
+      group_by: "link",
+      limit: "1000",
+    })}`,
+    { headers: adminHeaders },
+  );
+  assert.equal(res.status, 200, res.text);
+  const raw = await referenceFigures(srv.sql, {
+    environmentId: projectId,
+    from: new Date(ALL.from),
+    to: new Date(ALL.to),
+    tz: "UTC",
+    interval: null,
+    metrics: [...METRICS],
+    groupBy: "link",
+    filters: {},
+  });
+  const expected = raw
+    .map((r) => ({
+      key: r.key,
+      totals: Object.fromEntries(METRICS.map((m) => [m, Number(r[m])])),
+    }))
+    .sort((a, b) => (a.key ?? "~").localeCompare(b.key ?? "~"));
+  const answered = res.body.groups
+    .map((g: { key: string | null; totals: Record<string, number> }) => ({
+      key: g.key,
+      totals: g.totals,
+    }))
+    .sort((a: { key: string | null }, b: { key: string | null }) =>
+      (a.key ?? "~").localeCompare(b.key ?? "~")
+    );
+  return { answered, expected };
+}
+
+Deno.test({
+  name: "a process killed while storing events and merging rollups leaves every figure exact",
+  // PGlite serves one connection: no second process can write to it.
+  ignore: srv.db.embedded,
+  async fn() {
+    const project = await createProject(srv.url);
+    const paths = [];
+    for (let i = 0; i < 3; i++) {
+      paths.push(await generateLink(srv.url, project.key, "production", { title: `L${i}` }));
+    }
+    let sent = 0;
+    for (const [round, first] of [0, 1000, 2000].entries()) {
+      const child = new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "-A",
+          WRITER,
+          srv.db.url,
+          String(project.productionId),
+          paths.join(","),
+          String(first),
+        ],
+        stdout: "piped",
+        stderr: "null",
+      }).spawn();
+      // Killed at a different moment each round, while batches and merges are under way.
+      let out = "";
+      const reader = child.stdout.getReader();
+      while ((out.match(/stored/g) ?? []).length < 4 + round * 3) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`the writer stopped: ${out}`);
+        out += new TextDecoder().decode(value);
+      }
+      await new Promise((r) => setTimeout(r, 7 * round));
+      child.kill("SIGKILL");
+      await child.status;
+      reader.releaseLock();
+      await child.stdout.cancel().catch(() => {});
+      const last = Math.max(...[...out.matchAll(/stored (\d+)/g)].map((m) => Number(m[1])));
+      sent = Math.max(sent, last + 3);
+      const { answered, expected } = await figures(project.productionId);
+      assert.ok(answered.length > 0);
+      assert.deepEqual(answered, expected, `after kill ${round}`);
+    }
+
+    // The client sends every batch again (it never heard back about some): duplicates count
+    // nothing, and what the killed process had not stored is counted once.
+    const env = await getEnvironmentOrThrow(srv.sql, project.productionId);
+    const ctx = { environment: env, clock, linkBaseUrl: "https://lnk.example.test" };
+    for (const first of [0, 1000, 2000]) {
+      for (let n = first; n < first + 15; n++) {
+        await recordEvents(srv.sql, ctx, writerBatch(n, paths));
+      }
+    }
+    assert.ok(sent > 0);
+    const { answered, expected } = await figures(project.productionId);
+    assert.deepEqual(answered, expected);
+    // Every event of those batches, once: 45 batches of 50, a sixth of them installs.
+    let installs = 0;
+    for (const g of answered) installs += g.totals.installs!;
+    assert.equal(installs, (45 * 50) / 6);
+  },
+});
+
+Deno.test("the migration fills the rollups from the history still kept", async () => {
+  const project = await createProject(srv.url);
+  const paths = [
+    await generateLink(srv.url, project.key, "production", { tracking_campaign: "c" }),
+    await generateLink(srv.url, project.key, "production"),
+  ];
+  const env = await getEnvironmentOrThrow(srv.sql, project.productionId);
+  const ctx = { environment: env, clock, linkBaseUrl: "https://lnk.example.test" };
+  for (let n = 0; n < 6; n++) await recordEvents(srv.sql, ctx, writerBatch(n, paths));
+  const before = await figures(project.productionId);
+  assert.deepEqual(before.answered, before.expected);
+
+  // As before the upgrade: no rollups, purchase versions without their bucket. Then the
+  // migration's own text.
+  await srv.sql`drop table analytics_rollups`;
+  await srv.sql`alter table purchase_versions drop column hour, drop column country,
+    drop column platform, drop column os`;
+  const migration = fileURLToPath(
+    new URL("../db/migrations/00013_analytics_rollups/index.sql", import.meta.url),
+  );
+  await srv.sql.begin((tx) => tx.file(migration));
+  const after = await figures(project.productionId);
+  assert.deepEqual(after.answered, before.expected);
+  // Months of their own: the default partition starts empty.
+  const [{ n }] = await srv.sql<[{ n: number }]>`
+    select count(*)::int as n from analytics_rollups_default`;
+  assert.equal(n, 0);
+  assert.ok((await listPartitions(srv.sql, "analytics_rollups")).some((p) => !p.isDefault));
+});
+
+Deno.test("rollups are kept ANALYTICS_ROLLUP_DAYS and dropped by whole months", async () => {
+  assert.equal(resolveConfig({}).analyticsRollupDays, 400);
+  assert.equal(resolveConfig({ ANALYTICS_ROLLUP_DAYS: "30" }).analyticsRollupDays, 30);
+  assert.throws(
+    () => resolveConfig({ ANALYTICS_ROLLUP_DAYS: "0" }),
+    /^ConfigError: ANALYTICS_ROLLUP_DAYS: /,
+  );
+
+  const now = new Date("2031-08-15T00:00:00Z");
+  for (const at of ["2031-05-10T00:00:00Z", "2031-06-10T00:00:00Z", "2031-08-10T00:00:00Z"]) {
+    await ensurePartitions(srv.sql, "analytics_rollups", new Date(at), {
+      behindDays: 0,
+      aheadDays: 0,
+    });
+  }
+  const insert = (hour: string) =>
+    srv.sql`insert into analytics_rollups (environment_id, hour, views) values (1, ${hour}, 1)`;
+  // June 30 is 46 days before now, in June's partition; March's row waits in the default.
+  for (
+    const hour of [
+      "2031-03-01T00:00:00Z",
+      "2031-05-20T00:00:00Z",
+      "2031-06-30T23:00:00Z",
+      "2031-08-01T00:00:00Z",
+    ]
+  ) await insert(hour);
+  const result = await purgeExpired(srv.sql, now, 90, { rollupDays: 60 });
+  // Cutoff 2031-06-16: May goes whole, June stays (it ends after the cutoff), March's row goes
+  // (earlier tests' months, all before the cutoff, go too).
+  const dropped = (result.droppedPartitions ?? []).map((p) => p.partition);
+  assert.ok(dropped.includes("analytics_rollups_p203105"));
+  assert.ok(!dropped.some((p) => p >= "analytics_rollups_p203106"), String(dropped));
+  assert.ok(result.analyticsRollups! >= 2);
+  const left = await srv.sql<{ hour: Date }[]>`
+    select hour from analytics_rollups where environment_id = 1 and hour >= '2031-01-01'
+    order by hour`;
+  assert.deepEqual(left.map((r) => r.hour.toISOString()), [
+    "2031-06-30T23:00:00.000Z",
+    "2031-08-01T00:00:00.000Z",
+  ]);
+});
