@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import { requestId } from "hono/request-id";
 import { createGraphQLHandler } from "./resolvers/yoga.ts";
 import { dashboardRoutes } from "./dashboard/routes.tsx";
+import { accessRoutes } from "./rest/access_routes.ts";
 import { adminRoutes } from "./rest/admin.ts";
 import { destinationRoutes } from "./rest/destinations.ts";
 import { adminDashboardRoutes } from "./rest/admin_dashboard.ts";
@@ -55,6 +56,7 @@ export function createApp(given: AppDeps): Hono<AppEnv> {
   app.route("/api/v1", linkCsvRoutes(deps));
   app.route("/api/v1", linkRoutes(deps));
   app.route("/api/v1", exportRoutes(deps));
+  app.route("/api/v1", accessRoutes(deps));
   app.route("/api/v1", analyticsRoutes(deps));
   // The web interface for people (HTML, its own session and error pages).
   app.route("/dashboard", dashboardRoutes(deps));

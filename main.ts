@@ -44,7 +44,13 @@ if (admin.generated) {
   // Shown once, outside the JSON log: only its digest is kept.
   // deno-lint-ignore no-console
   console.error(
-    `\nGenerated admin token (shown only this once, keep it safe):\n\n  ${admin.generated}\n`,
+    `\nGenerated admin token (shown only this once, keep it safe):\n\n  ${admin.generated}\n\n` +
+      `Sign in to the dashboard with it (/dashboard). To give a person an account of their own:\n\n` +
+      `  curl -X POST http://localhost:${config.port}/api/v1/admin/accounts \\\n` +
+      `    -H "Authorization: Bearer <admin token>" -H 'Content-Type: application/json' \\\n` +
+      `    -d '{"email": "ada@example.com", "name": "Ada"}'\n\n` +
+      `and send them the setup_url of the answer (valid 7 days); then add them to a project.\n` +
+      `docs/access.md has the roles, API keys and the audit log.\n`,
   );
 }
 

@@ -1,6 +1,7 @@
 // The feed's figures: a 1000-event feed page against a bare handler serving the same rows with
 // one SQL query; page latency with 100,000 vs --feed-rows captured events (spread over the
 // feed's daily partitions); ingestion with capture on vs off.
+import { CLI_AUDIT } from "../services/access/audit.ts";
 import { createProject } from "../services/projects.ts";
 import { createFeedToken } from "../services/feed_tokens.ts";
 import { encodeCursor } from "../services/feed_cursor.ts";
@@ -66,13 +67,19 @@ export async function feedBenchmarks(
 ): Promise<Row[]> {
   const { sql } = db;
   const rows: Row[] = [];
-  const { project, projectKey } = await createProject(sql, { name: "feed", enterprise: true });
+  const { project, projectKey } = await createProject(
+    sql,
+    { name: "feed", enterprise: true },
+    CLI_AUDIT,
+  );
   const envId = project.environments.production.project_id;
   // Readers of 64 integrations, each with its own token: the rate-limit window of a token then
   // holds what a real reader's would, not every request of the run.
   const tokens: string[] = [];
   for (let i = 0; i < 64; i++) {
-    tokens.push((await createFeedToken(sql, systemClock, String(envId), `bench-${i}`)).value);
+    tokens.push(
+      (await createFeedToken(sql, systemClock, String(envId), `bench-${i}`, CLI_AUDIT)).value,
+    );
   }
   const rotate = `local tokens = {${tokens.map((t) => JSON.stringify(t)).join(",")}}\n` +
     `local i = 0\nrequest = function()\n  i = i + 1\n` +

@@ -1,5 +1,6 @@
 // Shared pieces of `deno task bench`: a fresh database on the real PostgreSQL, the service and a
 // bare baseline served in this process, wrk as the load generator, and same-run ratios.
+import { CLI_AUDIT } from "../services/access/audit.ts";
 import postgres from "postgres";
 import { resolveConfig } from "../config.ts";
 import { connect, type Sql } from "../db/connect.ts";
@@ -205,13 +206,17 @@ export function fmt(n: number, digits = 1): string {
  * the links (device, user and geo filled in): what the GraphQL benchmarks and profiles read.
  */
 export async function seedFeedPage(sql: Sql) {
-  const { project, projectKey } = await createProject(sql, { name: "feed", enterprise: true });
+  const { project, projectKey } = await createProject(
+    sql,
+    { name: "feed", enterprise: true },
+    CLI_AUDIT,
+  );
   const envId = project.environments.production.project_id;
   const links: LinkRow[] = [];
   for (let i = 0; i < 200; i++) {
     links.push(await createLink(sql, envId, { title: `Link ${i}`, tags: ["bench"] }));
   }
-  const token = await createFeedToken(sql, systemClock, String(envId), "bench");
+  const token = await createFeedToken(sql, systemClock, String(envId), "bench", CLI_AUDIT);
   await recordEvents(
     sql,
     {

@@ -3,6 +3,7 @@
 // walking there), each at one connection for latency, p50 under 20 ms. Over HTTP, through the
 // real app and its admin token.
 import type { Sql } from "../db/connect.ts";
+import { CLI_AUDIT } from "../services/access/audit.ts";
 import { createProject } from "../services/projects.ts";
 import { ADMIN_TOKEN, type BenchDatabase, fmt, serveService, wrk } from "./lib.ts";
 import { judge, notFinite, type Row } from "./rows.ts";
@@ -14,7 +15,11 @@ const TARGET_MS = 20;
 
 /** LINKS links with random views (and some ties) in one environment; answers its id. */
 async function seedLinks(sql: Sql): Promise<number> {
-  const { project } = await createProject(sql, { name: "links bench", enterprise: true });
+  const { project } = await createProject(
+    sql,
+    { name: "links bench", enterprise: true },
+    CLI_AUDIT,
+  );
   const envId = project.environments.production.project_id;
   await sql`
     with l as (

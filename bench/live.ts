@@ -3,6 +3,7 @@
 // over the loaded phase. The service (woken by NOTIFY), the ingesting client and the 100
 // readers share this process, as on one instance with its clients: the CPU figure is an upper
 // bound for the server's share.
+import { CLI_AUDIT } from "../services/access/audit.ts";
 import process from "node:process";
 import { createApp } from "../app.ts";
 import { resolveConfig } from "../config.ts";
@@ -83,12 +84,18 @@ export async function liveBenchmarks(db: BenchDatabase, seconds: number): Promis
   const rows: Row[] = [];
   const controller = new AbortController();
   try {
-    const { project, projectKey } = await createProject(sql, { name: "live", enterprise: true });
+    const { project, projectKey } = await createProject(
+      sql,
+      { name: "live", enterprise: true },
+      CLI_AUDIT,
+    );
     const envId = project.environments.production.project_id;
     // 2 open streams per token: 50 tokens for 100 streams.
     const tokens: string[] = [];
     for (let i = 0; i < 50; i++) {
-      tokens.push((await createFeedToken(sql, systemClock, String(envId), `live-${i}`)).value);
+      tokens.push(
+        (await createFeedToken(sql, systemClock, String(envId), `live-${i}`, CLI_AUDIT)).value,
+      );
     }
     const streamUrl = `${service.url}/api/v1/projects/${envId}/event_stream/live`;
     let sends = 0;

@@ -1,6 +1,7 @@
 // deno task profile -- <scenario> [--seconds N]: serves the app in this process under wrk and
 // writes a CPU profile (run with --cpu-prof), then prints the top frames by self time. For
 // finding where a hot path's JavaScript time goes before optimising it.
+import { CLI_AUDIT } from "../services/access/audit.ts";
 import { parseArgs } from "node:util";
 import { createLink } from "../services/links/links.ts";
 import { createProject } from "../services/projects.ts";
@@ -41,7 +42,11 @@ const feedQuery = (fields: string) =>
  * seeds them (one created link, then 9,999 in one insert), in a project of their own.
  */
 async function seedMetrics() {
-  const { project, projectKey } = await createProject(sql, { name: "metrics", enterprise: true });
+  const { project, projectKey } = await createProject(
+    sql,
+    { name: "metrics", enterprise: true },
+    CLI_AUDIT,
+  );
   const env = project.environments.production.project_id;
   await createLink(sql, env, { title: "Bench link", tags: ["bench"], tracking_campaign: "spring" });
   await seedMetricsLinks(sql, env);

@@ -2,6 +2,7 @@
 // dropping its partition against deleting the same rows in batches from a plain table, as
 // before partitions (the baseline, same rows, same run); the history's size before and after.
 // And migration 00009's time to move that many rows into partitions.
+import { CLI_AUDIT } from "../services/access/audit.ts";
 import postgres from "postgres";
 import { connect, type Sql } from "../db/connect.ts";
 import { migrate } from "../db/migrate.ts";
@@ -103,7 +104,7 @@ async function tableBytes(sql: Sql, table: string): Promise<number> {
 export async function retentionBenchmarks(db: BenchDatabase, rows: number): Promise<Row[]> {
   const { sql } = db;
   const out: Row[] = [];
-  const { project } = await createProject(sql, { name: "retention", enterprise: true });
+  const { project } = await createProject(sql, { name: "retention", enterprise: true }, CLI_AUDIT);
   const envId = project.environments.production.project_id;
 
   // The expiring day, and the next one (a tenth as many events) which the pass keeps.
@@ -280,7 +281,7 @@ async function migrationBenchmark(db: BenchDatabase, rows: number): Promise<Row>
     await migrateUpTo(url, 8);
     const sql = connect(url, 1);
     try {
-      const { project } = await createProject(sql, { name: "old", enterprise: true });
+      const { project } = await createProject(sql, { name: "old", enterprise: true }, CLI_AUDIT);
       const envId = project.environments.production.project_id;
       const first = new Date(Math.floor(Date.now() / DAY_MS) * DAY_MS - 30 * DAY_MS);
       const perDay = Math.ceil(rows / 30);

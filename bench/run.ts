@@ -5,6 +5,7 @@
 // scenario failed, a timeout, an unexpected answer, missing data), else 2 if a target was
 // missed, else 0 (bench/rows.ts).
 import { parseArgs } from "node:util";
+import { accessBenchmarks } from "./access.ts";
 import { benchDatabase } from "./lib.ts";
 import { deliveryBenchmarks } from "./delivery.ts";
 import { feedBenchmarks } from "./feed.ts";
@@ -55,6 +56,7 @@ const suites: Record<string, (db: Awaited<ReturnType<typeof benchDatabase>>) => 
   delivery: (db) => deliveryBenchmarks(db, seconds),
   live: (db) => liveBenchmarks(db, seconds),
   retention: (db) => retentionBenchmarks(db, Number(values["retention-rows"])),
+  access: (db) => accessBenchmarks(db, seconds),
   links: (db) => linkListBenchmarks(db, seconds),
   logging: () => loggingBenchmarks(seconds),
 };

@@ -1,5 +1,6 @@
 // Issue 3's figures: link lookup, metrics over 10,000 links, link-host redirects and ingestion,
 // each against a bare Deno.serve + postgres.js handler running the same SQL in the same run.
+import { CLI_AUDIT } from "../services/access/audit.ts";
 import { createLink } from "../services/links/links.ts";
 import { createProject } from "../services/projects.ts";
 import { judge, notFinite, type Row } from "./rows.ts";
@@ -20,7 +21,11 @@ const IPHONE =
 export async function sdkBenchmarks(db: BenchDatabase, seconds: number): Promise<Row[]> {
   const { sql } = db;
   const rows: Row[] = [];
-  const { project, projectKey } = await createProject(sql, { name: "bench", enterprise: true });
+  const { project, projectKey } = await createProject(
+    sql,
+    { name: "bench", enterprise: true },
+    CLI_AUDIT,
+  );
   const envId = project.environments.production.project_id;
   const headers = { "PROJECT-KEY": projectKey, "ENVIRONMENT": "production" };
   const link = await createLink(sql, envId, {

@@ -1,5 +1,6 @@
 // deno task admin <command> [options]: a self-hoster's first steps without curl. It opens the
 // configured database itself and calls the same services as the HTTP admin API.
+import { CLI_AUDIT } from "../services/access/audit.ts";
 import { parseArgs } from "node:util";
 import { ConfigError, readConfig } from "../config.ts";
 import { openDatabase } from "../db/connect.ts";
@@ -85,14 +86,19 @@ try {
       const { project, projectKey } = await createProject(db.sql, {
         name: need("name"),
         enterprise: values.enterprise === true,
-      });
+      }, CLI_AUDIT);
       print({ project: { ...project, project_key: projectKey } });
       break;
     }
     case "set-enterprise": {
       if (values.on === values.off) fail("set-enterprise: give exactly one of --on and --off");
       print({
-        project: await updateProject(db.sql, need("project"), { enterprise: values.on === true }),
+        project: await updateProject(
+          db.sql,
+          need("project"),
+          { enterprise: values.on === true },
+          CLI_AUDIT,
+        ),
       });
       break;
     }
@@ -124,7 +130,7 @@ try {
         fail(`${command}: ${fieldPath(issue.path)}: ${issue.message}`);
       }
       print({
-        project: await updateProject(db.sql, need("project"), parsed.data, {
+        project: await updateProject(db.sql, need("project"), parsed.data, CLI_AUDIT, {
           defaultHost: new URL(config.linkBaseUrl).hostname,
         }),
       });
@@ -132,14 +138,26 @@ try {
     }
     case "create-token":
       print({
-        token: await createFeedToken(db.sql, systemClock, need("project-id"), need("name")),
+        token: await createFeedToken(
+          db.sql,
+          systemClock,
+          need("project-id"),
+          need("name"),
+          CLI_AUDIT,
+        ),
       });
       break;
     case "list-tokens":
       print({ tokens: await listFeedTokens(db.sql, need("project-id")) });
       break;
     case "revoke-token":
-      await revokeFeedToken(db.sql, systemClock, need("project-id"), need("token-id"));
+      await revokeFeedToken(
+        db.sql,
+        systemClock,
+        need("project-id"),
+        need("token-id"),
+        CLI_AUDIT,
+      );
       print({ revoked: Number(need("token-id")) });
       break;
     default:

@@ -26,13 +26,13 @@ import {
   RemoveDestinationPage,
   RotateSecretPage,
 } from "./pages/destinations.tsx";
-import type { DashboardEnv } from "./security.ts";
+import { auditOf, type DashboardEnv } from "./security.ts";
 
 type Node = HtmlEscapedString | Promise<HtmlEscapedString>;
 
 /** What routes.tsx lends the page modules: its page renderer and environment loader. */
 export interface PageKit {
-  page(c: Context, node: Node, status?: 200 | 400): Response | Promise<Response>;
+  page(c: Context, node: Node, status?: 200 | 400 | 404 | 409): Response | Promise<Response>;
   loadEnv(
     c: Context<DashboardEnv>,
   ): Promise<{ session: Session; env: Environment; projectName: string }>;
@@ -104,7 +104,7 @@ export function destinationPages(app: Hono<DashboardEnv>, deps: AppDeps, kit: Pa
         created = await createDestination(sql, destinationDeps, String(ctx.env.id), {
           url: parsed.data.url,
           eventTypes: normaliseEventTypes(parsed.data.event_types ?? []),
-        });
+        }, auditOf(c));
       } catch (err) {
         // The address rule (private, loopback…) and the type list: errors beside their fields.
         if (!(err instanceof ApiError)) throw err;
@@ -146,6 +146,7 @@ export function destinationPages(app: Hono<DashboardEnv>, deps: AppDeps, kit: Pa
       String(env.id),
       c.req.param("destination_id"),
       paused === "true",
+      auditOf(c),
     );
     return c.redirect(
       `${envBase(env.id)}/destinations?${paused === "true" ? "paused" : "resumed"}=1`,
@@ -190,6 +191,7 @@ export function destinationPages(app: Hono<DashboardEnv>, deps: AppDeps, kit: Pa
       destinationDeps,
       String(ctx.env.id),
       String(destination.id),
+      auditOf(c),
     );
     const destinations = await listDestinations(sql, clock, String(ctx.env.id));
     return page(
@@ -213,7 +215,7 @@ export function destinationPages(app: Hono<DashboardEnv>, deps: AppDeps, kit: Pa
   // POST …/destinations/:id/delete – remove it
   app.post(`${path}/:destination_id/delete`, async (c) => {
     const { env } = await loadEnv(c);
-    await deleteDestination(sql, String(env.id), c.req.param("destination_id"));
+    await deleteDestination(sql, String(env.id), c.req.param("destination_id"), auditOf(c));
     return c.redirect(`${envBase(env.id)}/destinations?removed=1`, 303);
   });
 }

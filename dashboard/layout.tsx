@@ -5,7 +5,8 @@ import { FEED_EVENT_TYPES } from "../services/feed_envelope.ts";
 import type { Environment } from "../services/projects.ts";
 import type { Session } from "../services/sessions.ts";
 import { assetUrl } from "./assets.ts";
-import { BASE, CSRF_FIELD } from "./security.ts";
+import type { Operation } from "../services/access/permissions.ts";
+import { BASE, CSRF_FIELD, may } from "./security.ts";
 
 export interface Crumb {
   label: string;
@@ -38,6 +39,14 @@ export function Layout(props: {
           {props.session && (
             <nav class="top-nav" aria-label="Main">
               <a href={BASE}>Projects</a>
+              {props.session.principal.type === "admin_token"
+                ? (
+                  <>
+                    <a href={`${BASE}/accounts`}>Accounts</a>
+                    <a href={`${BASE}/audit`}>Audit log</a>
+                  </>
+                )
+                : <a href={`${BASE}/account`}>{props.session.principal.name}</a>}
               <form method="post" action={`${BASE}/sign-out`}>
                 <Csrf session={props.session} />
                 <button type="submit" class="link-button">Sign out</button>
@@ -71,23 +80,41 @@ export function envBase(projectId: number): string {
   return `${BASE}/environments/${projectId}`;
 }
 
-export type EnvTab = "links" | "metrics" | "live" | "tokens" | "destinations" | "export";
+export type EnvTab =
+  | "links"
+  | "metrics"
+  | "live"
+  | "tokens"
+  | "destinations"
+  | "export"
+  | "api-keys";
 
 /**
  * The tabs of one environment. Destinations' delivery state, pause, test and rotation join
  * pages/destinations.tsx beside the others.
  */
-const TABS: { tab: EnvTab; label: string; path: string }[] = [
-  { tab: "links", label: "Links", path: "links" },
-  { tab: "metrics", label: "Metrics", path: "metrics" },
-  { tab: "live", label: "Live events", path: "live" },
-  { tab: "tokens", label: "Feed tokens", path: "tokens" },
-  { tab: "destinations", label: "Destinations", path: "destinations" },
-  { tab: "export", label: "Export", path: "export" },
+const TABS: { tab: EnvTab; label: string; path: string; operation: Operation }[] = [
+  { tab: "links", label: "Links", path: "links", operation: "links.read" },
+  { tab: "metrics", label: "Metrics", path: "metrics", operation: "analytics.read" },
+  { tab: "live", label: "Live events", path: "live", operation: "events.live" },
+  { tab: "tokens", label: "Feed tokens", path: "tokens", operation: "feed_tokens.manage" },
+  {
+    tab: "destinations",
+    label: "Destinations",
+    path: "destinations",
+    operation: "destinations.manage",
+  },
+  { tab: "export", label: "Export", path: "export", operation: "events.export" },
+  { tab: "api-keys", label: "API keys", path: "api-keys", operation: "api_keys.manage" },
 ];
 
-export function EnvHeader(props: { env: Environment; projectName: string; active: EnvTab }) {
+/** The environment's title and tabs: only those the session's role opens. */
+export function EnvHeader(
+  props: { env: Environment; projectName: string; active: EnvTab; session?: Session },
+) {
   const base = envBase(props.env.id);
+  // Pages that pass no session are seen by whoever may open them: every tab then shows.
+  const tabs = props.session ? TABS.filter((t) => may(props.session, t.operation)) : TABS;
   return (
     <>
       <div class="page-head">
@@ -101,7 +128,7 @@ export function EnvHeader(props: { env: Environment; projectName: string; active
         </p>
       </div>
       <nav class="tabs" aria-label="Environment">
-        {TABS.map((t) => (
+        {tabs.map((t) => (
           <a
             href={`${base}/${t.path}`}
             aria-current={t.tab === props.active ? "page" : undefined}

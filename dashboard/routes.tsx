@@ -32,8 +32,18 @@ import {
   regenerateProjectKey,
   updateProject,
 } from "../services/projects.ts";
-import { sessionStands, signIn, signOut } from "../services/sessions.ts";
+import {
+  sessionStands,
+  signIn,
+  signInWithPassword,
+  signOut,
+  startAccountSession,
+} from "../services/sessions.ts";
+import { completeSetup, setupLinkAccount } from "../services/access/accounts.ts";
+import { authorize, authorizeProjectUpdate } from "../services/access/authorize.ts";
+import { SetupPage } from "./pages/setup.tsx";
 import { getAsset } from "./assets.ts";
+import { accessPages } from "./access_routes.tsx";
 import { destinationPages } from "./destination_routes.tsx";
 import { settingsPages } from "./settings_routes.tsx";
 import {
@@ -53,10 +63,12 @@ import { ProjectPage, ProjectsPage, RegenerateKeyPage } from "./pages/projects.t
 import { SignInPage } from "./pages/signin.tsx";
 import { RevokeTokenPage, TokensPage } from "./pages/tokens.tsx";
 import {
+  auditOf,
   BASE,
   clearSessionCookie,
   type DashboardEnv,
   isCrossSite,
+  requireAccess,
   requireSameSiteForm,
   requireSession,
   securityHeaders,
@@ -73,7 +85,11 @@ const dateInput = z.iso.date("must be a date (YYYY-MM-DD)");
 
 type Node = HtmlEscapedString | Promise<HtmlEscapedString>;
 
-function page(c: Context, node: Node, status: 200 | 400 | 401 | 403 | 404 | 500 | 503 = 200) {
+function page(
+  c: Context,
+  node: Node,
+  status: 200 | 400 | 401 | 403 | 404 | 409 | 500 | 503 = 200,
+) {
   return c.html(html`<!doctype html>${node}`, status);
 }
 
@@ -105,39 +121,104 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
     return page(c, <SignInPage expired={c.req.query("expired") === "1"} />);
   });
 
-  // POST /dashboard/sign-in – admin token in, session cookie out; under the admin-token limit
+  // POST /dashboard/sign-in – email and password, or the admin token, in; session cookie out. The
+  // admin token goes through the one admin-token check and its limit (shared with the REST admin
+  // API); passwords have their own limit per address (services/access/password_limit.ts).
   app.post("/sign-in", async (c) => {
     if (isCrossSite(c)) return c.text("This request came from another site and was refused.", 403);
     const form = await c.req.parseBody();
+    const withPassword = formText(form, "email") !== "";
     try {
-      const s = await signIn(sql, clock, {
-        adminToken: formText(form, "token").trim(),
-        address: clientAddress(c, config.trustProxy),
-        adminTokenHash: deps.adminTokenHash,
-      });
+      const s = withPassword
+        ? await signInWithPassword(sql, clock, {
+          email: formText(form, "email"),
+          password: formText(form, "password"),
+          address: clientAddress(c, config.trustProxy),
+        })
+        : await signIn(sql, clock, {
+          adminToken: formText(form, "token").trim(),
+          address: clientAddress(c, config.trustProxy),
+          adminTokenHash: deps.adminTokenHash,
+        });
       setSessionCookie(c, s.token, config);
       return c.redirect(BASE, 303);
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       if (err.retryAfter !== undefined) c.header("Retry-After", String(err.retryAfter));
       const message = err.code === "rate_limited"
-        ? `Too many wrong tokens were tried. Try again in ${
-          Math.ceil((err.retryAfter ?? 60) / 60)
-        } minutes.`
+        ? (withPassword
+          ? `Too many failed sign-ins from your address. Try again in ${
+            Math.ceil((err.retryAfter ?? 60) / 60)
+          } minutes.`
+          : `Too many wrong tokens were tried. Try again in ${
+            Math.ceil((err.retryAfter ?? 60) / 60)
+          } minutes.`)
+        : withPassword
+        ? "That email and password do not match an account."
         : "That is not this instance's admin token.";
-      return page(c, <SignInPage error={message} />, err.code === "rate_limited" ? 503 : 401);
+      return page(
+        c,
+        <SignInPage error={message} email={withPassword ? formText(form, "email") : undefined} />,
+        err.code === "rate_limited" ? 503 : 401,
+      );
+    }
+  });
+
+  // GET /dashboard/setup?token=… – an account's setup link: choose a password
+  app.get("/setup", async (c) => {
+    const token = c.req.query("token") ?? "";
+    const account = await setupLinkAccount(sql, clock, token);
+    if (!account) return page(c, <SetupPage token="" />, 404);
+    return page(c, <SetupPage token={token} account={account} />);
+  });
+
+  // POST /dashboard/setup – sets the password (the link then stops working) and signs in
+  app.post("/setup", async (c) => {
+    if (isCrossSite(c)) return c.text("This request came from another site and was refused.", 403);
+    const form = await c.req.parseBody();
+    const token = formText(form, "token");
+    const password = formText(form, "password");
+    const account = await setupLinkAccount(sql, clock, token);
+    if (!account) return page(c, <SetupPage token="" />, 404);
+    if (password !== formText(form, "confirm")) {
+      return page(
+        c,
+        <SetupPage token={token} account={account} error="The two passwords differ." />,
+        400,
+      );
+    }
+    try {
+      const done = await completeSetup(sql, clock, token, password, c.get("requestId"));
+      const s = await startAccountSession(sql, clock, done);
+      setSessionCookie(c, s.token, config);
+      return c.redirect(BASE, 303);
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      if (err.code === "not_found") return page(c, <SetupPage token="" />, 404);
+      return page(
+        c,
+        <SetupPage token={token} account={account} error={sentence(err.message)} />,
+        400,
+      );
     }
   });
 
   // Everything below needs a live session, and forms must come from the dashboard itself.
+  const open = (path: string) =>
+    path.startsWith("/assets/") || path === "/sign-in" || path === "/setup";
   app.use("*", async (c, next) => {
-    const path = c.req.path.slice(BASE.length);
-    if (path.startsWith("/assets/") || path === "/sign-in") return await next();
+    if (open(c.req.path.slice(BASE.length))) return await next();
     return await session(c, next);
   });
   app.use("*", async (c, next) => {
-    if (c.req.path === `${BASE}/sign-in`) return await next();
+    if (open(c.req.path.slice(BASE.length))) return await next();
     return await requireSameSiteForm(c, next);
+  });
+  // The permission table, for every page and form of a session.
+  const access = requireAccess(deps);
+  app.use("*", async (c, next) => {
+    if (open(c.req.path.slice(BASE.length))) return await next();
+    return await access(c, next);
   });
 
   // POST /dashboard/sign-out – ends the session on every instance at once
@@ -148,10 +229,19 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
     return c.redirect(`${BASE}/sign-in`, 303);
   });
 
+  /** The projects the session sees: every one for the instance admin, a person's own. */
+  const visibleProjects = (c: Context<DashboardEnv>, search?: string) => {
+    const principal = c.get("session").principal;
+    return listProjects(sql, {
+      search,
+      memberOf: principal.type === "account" ? principal.id : undefined,
+    });
+  };
+
   // GET /dashboard – projects, searched by name
   app.get("/", async (c) => {
     const query = listQuery.parse(c.req.query());
-    const projects = await listProjects(sql, { search: query.q });
+    const projects = await visibleProjects(c, query.q);
     return page(
       c,
       <ProjectsPage session={c.get("session")} projects={projects} search={query.q ?? ""} />,
@@ -163,7 +253,7 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
     const form = await c.req.parseBody();
     const name = projectName.safeParse(formText(form, "name"));
     if (!name.success) {
-      const projects = await listProjects(sql);
+      const projects = await visibleProjects(c);
       return page(
         c,
         <ProjectsPage
@@ -179,7 +269,7 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
     const { project, projectKey } = await createProject(sql, {
       name: name.data,
       enterprise: formText(form, "enterprise") === "on",
-    });
+    }, auditOf(c));
     return page(
       c,
       <ProjectPage
@@ -218,10 +308,15 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
         400,
       );
     }
-    await updateProject(sql, hashid, {
+    // Only the instance admin's form has the Enterprise switch; a member's leaves it as it is.
+    const changes = {
       name: name.data,
-      enterprise: formText(form, "enterprise") === "on",
-    });
+      enterprise: c.get("session").principal.type === "admin_token"
+        ? formText(form, "enterprise") === "on"
+        : undefined,
+    };
+    await authorizeProjectUpdate(sql, c.get("session").principal, hashid, changes);
+    await updateProject(sql, hashid, changes, auditOf(c));
     return c.redirect(`${BASE}/projects/${encodeURIComponent(hashid)}?saved=1`, 303);
   });
 
@@ -234,7 +329,7 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
   // POST /dashboard/projects/:hashid/regenerate-key – new key, shown once; the old one stops
   app.post("/projects/:hashid/regenerate-key", async (c) => {
     const hashid = c.req.param("hashid");
-    const projectKey = await regenerateProjectKey(sql, hashid);
+    const projectKey = await regenerateProjectKey(sql, hashid, auditOf(c));
     const project = await getProjectOrThrow(sql, hashid);
     return page(
       c,
@@ -288,7 +383,13 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
         400,
       );
     }
-    const created = await createFeedToken(sql, clock, String(ctx.env.id), name.data);
+    const created = await createFeedToken(
+      sql,
+      clock,
+      String(ctx.env.id),
+      name.data,
+      auditOf(c),
+    );
     const tokens = await listFeedTokens(sql, String(ctx.env.id));
     return page(c, <TokensPage {...ctx} tokens={tokens} created={created} />);
   });
@@ -305,12 +406,15 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
   // POST /dashboard/environments/:project_id/tokens/:token_id/revoke – the next read is a 401
   app.post("/environments/:project_id/tokens/:token_id/revoke", async (c) => {
     const { env } = await loadEnv(c);
-    await revokeFeedToken(sql, clock, String(env.id), c.req.param("token_id"));
+    await revokeFeedToken(sql, clock, String(env.id), c.req.param("token_id"), auditOf(c));
     return c.redirect(`${envBase(env.id)}/tokens?revoked=1`, 303);
   });
 
   // …/destinations/… – push destinations, their delivery state, tests and secrets
   destinationPages(app, deps, { page, loadEnv });
+
+  // …/api-keys, /projects/:hashid/members, …/audit, /accounts, /account – team access
+  accessPages(app, deps, { page, loadEnv });
 
   // GET /dashboard/environments/:project_id/links – dashboard links, searched and paged
   app.get("/environments/:project_id/links", async (c) => {
@@ -343,7 +447,7 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
     const { values, input, errors } = parseLinkForm(await c.req.parseBody());
     if (!input) return page(c, <NewLinkPage {...ctx} values={values} errors={errors} />, 400);
     try {
-      const row = await createManagedLink(sql, ctx.env.id, input, "dashboard");
+      const row = await createManagedLink(sql, ctx.env.id, input, "dashboard", auditOf(c));
       return c.redirect(`${envBase(ctx.env.id)}/links/${row.path}?created=1`, 303);
     } catch (err) {
       // A path taken (now or ever) or reserved: shown beside the field, as the others are.
@@ -387,7 +491,7 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
     if (active !== "true" && active !== "false") {
       throw new ApiError("invalid_field", "active: must be true or false");
     }
-    await updateLink(sql, env.id, link.path, { active: active === "true" });
+    await updateLink(sql, env.id, link.path, { active: active === "true" }, auditOf(c));
     return c.redirect(`${envBase(env.id)}/links/${link.path}?changed=1`, 303);
   });
 
@@ -416,7 +520,7 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
         400,
       );
     }
-    await updateLink(sql, ctx.env.id, ctx.link.path, input);
+    await updateLink(sql, ctx.env.id, ctx.link.path, input, auditOf(c));
     return c.redirect(`${envBase(ctx.env.id)}/links/${ctx.link.path}?edited=1`, 303);
   });
 
@@ -427,7 +531,7 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
     if (archived !== "true" && archived !== "false") {
       throw new ApiError("invalid_field", "archived: must be true or false");
     }
-    await updateLink(sql, env.id, link.path, { archived: archived === "true" });
+    await updateLink(sql, env.id, link.path, { archived: archived === "true" }, auditOf(c));
     return c.redirect(`${envBase(env.id)}/links/${link.path}?archived=${archived}`, 303);
   });
 
@@ -440,7 +544,7 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
   // POST /dashboard/environments/:project_id/links/:path/delete – the link and its counters go
   app.post("/environments/:project_id/links/:path/delete", async (c) => {
     const { env, link } = await loadLink(c);
-    await deleteLink(sql, env.id, link.path);
+    await deleteLink(sql, env.id, link.path, auditOf(c));
     return c.redirect(`${envBase(env.id)}/links?deleted=1`, 303);
   });
 
@@ -502,11 +606,21 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
         setTimeout(() => sse.abort(), 1_000);
       }, { once: true });
       const keepalive = setInterval(() => void sse.write(": keep-alive\n\n"), 15_000);
-      // The stream ends with its session (sign-out, or 12 hours idle), checked every 2 s.
+      // The stream ends with its session (sign-out, 12 hours idle, the account removed) or the
+      // person's right to live events here (removed from the project, demoted), checked every 2 s.
       const session = c.get("session");
+      const stillAllowed = async () =>
+        await sessionStands(sql, clock, session.token) &&
+        await authorize(sql, session.principal, "events.live", { environmentId: env.id }).then(
+          () => true,
+          (err) => {
+            if (err instanceof ApiError) return false;
+            throw err;
+          },
+        );
       const sessionCheck = setInterval(() => {
-        sessionStands(sql, clock, session.token).then(
-          (stands) => stands || stream.close(),
+        stillAllowed().then(
+          (allowed) => allowed || stream.close(),
           () => {}, // the database is away: the next check, or the stream's own, decides
         );
       }, SESSION_CHECK_MS);

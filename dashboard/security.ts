@@ -3,7 +3,21 @@
 import type { Context, MiddlewareHandler } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { Config } from "../config.ts";
+import type { AuditContext } from "../services/access/audit.ts";
+import { matchedRoutes } from "hono/route";
+import { authorize } from "../services/access/authorize.ts";
+import { memberRole } from "../services/access/members.ts";
+import {
+  isOperation,
+  type Operation,
+  type Permission,
+  PERMISSIONS,
+  roleAtLeast,
+} from "../services/access/permissions.ts";
+import { actorOf } from "../services/access/principal.ts";
+import { routeAccess } from "../services/access/routes.ts";
 import type { AppDeps } from "../services/deps.ts";
+import type { Clock } from "../services/clock.ts";
 import { csrfTokenMatches, resumeSession, type Session } from "../services/sessions.ts";
 
 export const SESSION_COOKIE = "dashboard_session";
@@ -22,7 +36,7 @@ export const CONTENT_SECURITY_POLICY = [
 ].join("; ");
 
 export interface DashboardEnv {
-  Variables: { requestId: string; session: Session };
+  Variables: { requestId: string; session: Session; clock: Clock };
 }
 
 /** On every dashboard response, pages, redirects, errors and assets alike. */
@@ -116,4 +130,69 @@ export const requireSameSiteForm: MiddlewareHandler<DashboardEnv> = async (c, ne
 
 function forbidden(c: Context, message: string): Response {
   return c.text(message, 403);
+}
+
+/** Who is changing something through this page, for the audit entry the service writes. */
+export function auditOf(c: Context<DashboardEnv>): AuditContext {
+  return {
+    actor: actorOf(c.get("session").principal),
+    requestId: c.get("requestId"),
+    at: c.get("clock").now(),
+  };
+}
+
+/** The values of a route pattern's `:name` segments in `path` (dashboard patterns are plain). */
+function paramsOf(pattern: string, path: string): Record<string, string> {
+  const names = pattern.split("/");
+  const values = path.split("/");
+  const params: Record<string, string> = {};
+  names.forEach((name, i) => {
+    if (name.startsWith(":") && values[i] !== undefined) {
+      params[name.slice(1)] = decodeURIComponent(values[i]!);
+    }
+  });
+  return params;
+}
+
+/**
+ * After requireSession: the session may perform the operation the permission table gives the
+ * route that will answer (services/access/routes.ts), on its environment or project; a refusal
+ * is the dashboard's 403 page and changes nothing.
+ */
+export function requireAccess(deps: AppDeps): MiddlewareHandler<DashboardEnv> {
+  return async (c, next) => {
+    // The first route (not middleware) that matched is the one that answers.
+    const route = matchedRoutes(c).find((r) => r.method !== "ALL");
+    if (!route) return await next();
+    const access = routeAccess(c.req.method, route.path);
+    if (access === undefined) {
+      throw new Error(`${c.req.method} ${route.path} has no entry in the access table`);
+    }
+    c.set("clock", deps.clock);
+    const session = c.get("session");
+    session.role = session.principal.type === "admin_token" ? "instance" : null;
+    if (isOperation(access)) {
+      let params: Record<string, string>;
+      try {
+        params = paramsOf(route.path, c.req.path);
+      } catch {
+        return c.text("There is no such page.", 404);
+      }
+      const target = { environmentId: params["project_id"], projectHashid: params["hashid"] };
+      await authorize(deps.sql, session.principal, access, target);
+      if (session.principal.type === "account") {
+        session.role = await memberRole(deps.sql, session.principal.id, target);
+      }
+    }
+    await next();
+  };
+}
+
+/** Whether the page's session may perform `operation` on the page's project (for navigation). */
+export function may(session: Session | undefined, operation: Operation): boolean {
+  const role = session?.role;
+  if (role === "instance") return true;
+  const needed: Permission["role"] = PERMISSIONS[operation].role;
+  return role !== undefined && role !== null && needed !== "instance" &&
+    roleAtLeast(role, needed);
 }

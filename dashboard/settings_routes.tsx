@@ -7,7 +7,7 @@ import { getProjectOrThrow, updateProject } from "../services/projects.ts";
 import type { PageKit } from "./destination_routes.tsx";
 import { formText } from "./forms.ts";
 import { ProjectPage } from "./pages/projects.tsx";
-import { BASE, type DashboardEnv } from "./security.ts";
+import { auditOf, BASE, type DashboardEnv } from "./security.ts";
 import { fieldSentence, parseSettingsForm, type SettingsErrors } from "./settings_form.ts";
 
 export function settingsPages(
@@ -38,7 +38,7 @@ export function settingsPages(
     };
     if (!input) return await again(errors);
     try {
-      await updateProject(sql, hashid, input, { defaultHost });
+      await updateProject(sql, hashid, input, auditOf(c), { defaultHost });
     } catch (err) {
       // The rules only the service knows (a domain another project has, the instance's own host).
       if (
@@ -61,7 +61,9 @@ export function settingsPages(
     if (platform !== "ios" && platform !== "android") {
       throw new ApiError("invalid_field", "platform: must be ios or android");
     }
-    await updateProject(sql, hashid, { apps: { [platform]: null } }, { defaultHost });
+    await updateProject(sql, hashid, { apps: { [platform]: null } }, auditOf(c), {
+      defaultHost,
+    });
     return c.redirect(saved(hashid), 303);
   });
 }

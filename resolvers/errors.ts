@@ -13,6 +13,8 @@ import {
 const GRAPHQL_CODE: Partial<Record<ErrorCode, string>> = {
   unauthorized: "UNAUTHENTICATED",
   forbidden: "FORBIDDEN",
+  insufficient_scope: "FORBIDDEN",
+  conflict: "CONFLICT",
   enterprise_required: "PAYMENT_REQUIRED",
   rate_limited: "RATE_LIMITED",
   malformed_json: "BAD_USER_INPUT",

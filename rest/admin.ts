@@ -1,5 +1,5 @@
 import { Hono } from "hono";
-import type { MiddlewareHandler } from "hono";
+import { authorizeProjectUpdate } from "../services/access/authorize.ts";
 import { createFeedToken, listFeedTokens, revokeFeedToken } from "../services/feed_tokens.ts";
 import {
   createProject,
@@ -7,39 +7,22 @@ import {
   regenerateProjectKey,
   updateProject,
 } from "../services/projects.ts";
-import { checkAdminToken } from "../services/admin_token_limit.ts";
-import { bearerToken, clientAddress } from "../inputs/headers.ts";
 import { readBody } from "./body.ts";
 import { createProjectBody, createTokenBody, updateProjectBody } from "../inputs/admin.ts";
 import type { AppDeps } from "../services/deps.ts";
+import { auditOf, requireAccess } from "./access.ts";
 import type { AppEnv } from "./deps.ts";
-
-/**
- * The admin routes' guard: the bearer token goes through the one admin-token check, whose limit
- * it shares with the dashboard's sign-in (401 missing or wrong, 503 rate_limited when limited).
- */
-export function adminAuth(deps: AppDeps): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    await checkAdminToken(deps.sql, deps.clock, deps.adminTokenHash, {
-      presented: bearerToken(c.req.header("Authorization")),
-      address: clientAddress(c, deps.config.trustProxy),
-    });
-    await next();
-  };
-}
 
 /** The dashboard's operations: CONTRACT.md's instance-admin table. */
 export function adminRoutes(deps: AppDeps): Hono<AppEnv> {
   const { sql, clock, config } = deps;
   const app = new Hono<AppEnv>();
-  // Per route rather than app.use("*"): mounted under /api/v1, a wildcard would also guard the
-  // SDK and feed routes there.
-  const auth = adminAuth(deps);
+  const auth = requireAccess(deps);
 
   // POST /api/v1/admin/projects – create a project with both environments; the key is shown once
   app.post("/admin/projects", auth, async (c) => {
     const body = await readBody(c, createProjectBody);
-    const { project, projectKey } = await createProject(sql, body);
+    const { project, projectKey } = await createProject(sql, body, auditOf(c));
     return c.json({ project: { ...project, project_key: projectKey } }, 201);
   });
 
@@ -51,8 +34,9 @@ export function adminRoutes(deps: AppDeps): Hono<AppEnv> {
   // PATCH /api/v1/admin/projects/:hashid – rename, Enterprise, link domain and apps
   app.patch("/admin/projects/:hashid", auth, async (c) => {
     const body = await readBody(c, updateProjectBody);
+    await authorizeProjectUpdate(sql, c.get("principal"), c.req.param("hashid"), body);
     return c.json({
-      project: await updateProject(sql, c.req.param("hashid"), body, {
+      project: await updateProject(sql, c.req.param("hashid"), body, auditOf(c), {
         defaultHost: new URL(config.linkBaseUrl).hostname,
       }),
     });
@@ -60,13 +44,21 @@ export function adminRoutes(deps: AppDeps): Hono<AppEnv> {
 
   // POST /api/v1/admin/projects/:hashid/regenerate_key – new key, the old one stops at once
   app.post("/admin/projects/:hashid/regenerate_key", auth, async (c) => {
-    return c.json({ project_key: await regenerateProjectKey(sql, c.req.param("hashid")) });
+    return c.json({
+      project_key: await regenerateProjectKey(sql, c.req.param("hashid"), auditOf(c)),
+    });
   });
 
   // POST /api/v1/projects/:project_id/event_stream_tokens – create a feed token, shown once
   app.post("/projects/:project_id/event_stream_tokens", auth, async (c) => {
     const body = await readBody(c, createTokenBody);
-    const token = await createFeedToken(sql, clock, c.req.param("project_id"), body.name);
+    const token = await createFeedToken(
+      sql,
+      clock,
+      c.req.param("project_id"),
+      body.name,
+      auditOf(c),
+    );
     return c.json({ token }, 201);
   });
 
@@ -77,7 +69,13 @@ export function adminRoutes(deps: AppDeps): Hono<AppEnv> {
 
   // DELETE /api/v1/projects/:project_id/event_stream_tokens/:token_id – revoke
   app.delete("/projects/:project_id/event_stream_tokens/:token_id", auth, async (c) => {
-    await revokeFeedToken(sql, clock, c.req.param("project_id"), c.req.param("token_id"));
+    await revokeFeedToken(
+      sql,
+      clock,
+      c.req.param("project_id"),
+      c.req.param("token_id"),
+      auditOf(c),
+    );
     return c.body(null, 204);
   });
 

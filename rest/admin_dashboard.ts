@@ -5,13 +5,13 @@ import { chartQuery, listQuery } from "../inputs/dashboard.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { eventsPerDay } from "../services/events_per_day.ts";
 import { listProjects } from "../services/projects.ts";
-import { adminAuth } from "./admin.ts";
+import { requireAccess } from "./access.ts";
 import type { AppEnv } from "./deps.ts";
 
 export function adminDashboardRoutes(deps: AppDeps): Hono<AppEnv> {
   const { sql } = deps;
   const app = new Hono<AppEnv>();
-  const auth = adminAuth(deps);
+  const auth = requireAccess(deps);
 
   // GET /api/v1/admin/projects – every project, or those whose name contains q, newest first
   app.get("/admin/projects", auth, async (c) => {

@@ -3,19 +3,19 @@ import { queryAnalytics } from "../services/analytics/query.ts";
 import { parseAnalyticsParams } from "../services/analytics/params.ts";
 import { ApiError } from "../services/errors.ts";
 import { getEnvironmentOrThrow } from "../services/projects.ts";
-import { adminAuth } from "./admin.ts";
+import { requireAccess } from "./access.ts";
 import type { AppDeps } from "../services/deps.ts";
 import type { AppEnv } from "./deps.ts";
 
 const FILTER = /^filter\[([^\]]*)\]$/;
 
-/** Analytics: GET /api/v1/projects/:project_id/analytics (instance admin for now). */
+/** Analytics: GET /api/v1/projects/:project_id/analytics (viewer, or a key with analytics:read). */
 export function analyticsRoutes(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
   // GET /api/v1/projects/:project_id/analytics – totals, a series and one breakdown of the
   // environment's events (services/analytics/)
-  app.get("/projects/:project_id/analytics", adminAuth(deps), async (c) => {
+  app.get("/projects/:project_id/analytics", requireAccess(deps), async (c) => {
     const env = await getEnvironmentOrThrow(deps.sql, c.req.param("project_id"));
     const all = c.req.queries();
     const filters: Record<string, string> = {};

@@ -11,7 +11,7 @@ import {
   testDestination,
 } from "../services/destinations.ts";
 import { normaliseEventTypes } from "../services/feed.ts";
-import { adminAuth } from "./admin.ts";
+import { auditOf, requireAccess } from "./access.ts";
 import { readBody } from "./body.ts";
 import type { AppEnv } from "./deps.ts";
 
@@ -19,7 +19,7 @@ import type { AppEnv } from "./deps.ts";
 export function destinationRoutes(deps: AppDeps): Hono<AppEnv> {
   const { sql, clock } = deps;
   const app = new Hono<AppEnv>();
-  const auth = adminAuth(deps);
+  const auth = requireAccess(deps);
   const destinationDeps: DestinationDeps = {
     clock,
     cursorSecret: deps.cursorSecret,
@@ -34,7 +34,7 @@ export function destinationRoutes(deps: AppDeps): Hono<AppEnv> {
     const destination = await createDestination(sql, destinationDeps, c.req.param("project_id"), {
       url: body.url,
       eventTypes,
-    });
+    }, auditOf(c));
     return c.json({ destination }, 201);
   });
 
@@ -52,6 +52,7 @@ export function destinationRoutes(deps: AppDeps): Hono<AppEnv> {
       c.req.param("project_id"),
       c.req.param("destination_id"),
       body.paused,
+      auditOf(c),
     );
     return c.json({ destination });
   });
@@ -63,6 +64,7 @@ export function destinationRoutes(deps: AppDeps): Hono<AppEnv> {
       destinationDeps,
       c.req.param("project_id"),
       c.req.param("destination_id"),
+      auditOf(c),
     );
     return c.json({ secret });
   });
@@ -80,7 +82,12 @@ export function destinationRoutes(deps: AppDeps): Hono<AppEnv> {
 
   // DELETE /api/v1/projects/:project_id/destinations/:destination_id – stop delivery
   app.delete(`${base}/:destination_id`, auth, async (c) => {
-    await deleteDestination(sql, c.req.param("project_id"), c.req.param("destination_id"));
+    await deleteDestination(
+      sql,
+      c.req.param("project_id"),
+      c.req.param("destination_id"),
+      auditOf(c),
+    );
     return c.body(null, 204);
   });
 

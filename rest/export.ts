@@ -3,7 +3,7 @@ import { z } from "zod";
 import { ApiError } from "../services/errors.ts";
 import { planExport, streamExport } from "../services/export.ts";
 import { describeError } from "../services/log.ts";
-import { adminAuth } from "./admin.ts";
+import { requireAccess } from "./access.ts";
 import type { AppDeps } from "../services/deps.ts";
 import type { AppEnv } from "./deps.ts";
 
@@ -35,7 +35,7 @@ export function exportRoutes(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
   // GET /api/v1/projects/:project_id/export – the environment's analytics history as NDJSON
-  app.get("/projects/:project_id/export", adminAuth(deps), async (c) => {
+  app.get("/projects/:project_id/export", requireAccess(deps), async (c) => {
     const plan = await planExport(deps.sql, c.req.param("project_id"), {
       from: parseInstant("from", c.req.query("from")),
       to: parseInstant("to", c.req.query("to")),

@@ -21,7 +21,7 @@ import {
 import type { ManagedNewLink } from "../services/links/links.ts";
 import { linkState } from "../services/links/manage.ts";
 import { describeError } from "../services/log.ts";
-import { adminAuth } from "./admin.ts";
+import { auditOf, requireAccess } from "./access.ts";
 import type { AppEnv } from "./deps.ts";
 
 /** An import's body may be this large (the 1 MiB limit of other bodies does not apply). */
@@ -193,7 +193,7 @@ function exportCells(row: ExportRow, now: Date): unknown[] {
 export function linkCsvRoutes(deps: AppDeps): Hono<AppEnv> {
   const { sql } = deps;
   const app = new Hono<AppEnv>();
-  const auth = adminAuth(deps);
+  const auth = requireAccess(deps);
 
   // POST /api/v1/projects/:project_id/links/import – CSV of links, all or nothing
   app.post("/projects/:project_id/links/import", auth, async (c) => {
@@ -203,7 +203,12 @@ export function linkCsvRoutes(deps: AppDeps): Hono<AppEnv> {
         field: "Content-Type",
       });
     }
-    const result = await importLinks(sql, c.req.param("project_id"), readRows(c.req.raw.body));
+    const result = await importLinks(
+      sql,
+      c.req.param("project_id"),
+      readRows(c.req.raw.body),
+      auditOf(c),
+    );
     return c.json(result, 201);
   });
 

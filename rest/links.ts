@@ -1,6 +1,6 @@
 // Managing an environment's links (CONTRACT.md, "Managing links"): list, create with a chosen
-// path and expiry, edit, archive, delete. Behind the admin token, through the same middleware as
-// every admin route.
+// path and expiry, edit, archive, delete. Behind the access guard (rest/access.ts), as every
+// admin route.
 import { Hono } from "hono";
 import { createManagedLinkBody, listLinksQuery, patchLinkBody } from "../inputs/links.ts";
 import { limitParam } from "../inputs/feed.ts";
@@ -14,7 +14,7 @@ import {
   toManagedLink,
   updateLink,
 } from "../services/links/manage.ts";
-import { adminAuth } from "./admin.ts";
+import { auditOf, requireAccess } from "./access.ts";
 import { readBody } from "./body.ts";
 import type { AppEnv } from "./deps.ts";
 
@@ -24,7 +24,7 @@ export const DEFAULT_LIST_LIMIT = 50;
 export function linkRoutes(deps: AppDeps): Hono<AppEnv> {
   const { sql, config, clock } = deps;
   const app = new Hono<AppEnv>();
-  const auth = adminAuth(deps);
+  const auth = requireAccess(deps);
   const managed = (row: ManagedLinkRow) => toManagedLink(row, config.linkBaseUrl, clock.now());
 
   // GET /api/v1/projects/:project_id/links – the environment's links, filtered, cursor-paged
@@ -51,21 +51,33 @@ export function linkRoutes(deps: AppDeps): Hono<AppEnv> {
   // and expiry
   app.post("/projects/:project_id/links", auth, async (c) => {
     const body = await readBody(c, createManagedLinkBody);
-    const row = await createManagedLink(sql, c.req.param("project_id"), body, "api");
+    const row = await createManagedLink(
+      sql,
+      c.req.param("project_id"),
+      body,
+      "api",
+      auditOf(c),
+    );
     return c.json({ link: managed(row) }, 201);
   });
 
   // PATCH /api/v1/projects/:project_id/links/:link_path – edit, (de)activate, archive, expiry
   app.patch("/projects/:project_id/links/:link_path", auth, async (c) => {
     const body = await readBody(c, patchLinkBody);
-    const row = await updateLink(sql, c.req.param("project_id"), c.req.param("link_path"), body);
+    const row = await updateLink(
+      sql,
+      c.req.param("project_id"),
+      c.req.param("link_path"),
+      body,
+      auditOf(c),
+    );
     return c.json({ link: managed(row) });
   });
 
   // DELETE /api/v1/projects/:project_id/links/:link_path – the link and its counters; the path
   // is retired
   app.delete("/projects/:project_id/links/:link_path", auth, async (c) => {
-    await deleteLink(sql, c.req.param("project_id"), c.req.param("link_path"));
+    await deleteLink(sql, c.req.param("project_id"), c.req.param("link_path"), auditOf(c));
     return c.body(null, 204);
   });
 

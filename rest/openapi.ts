@@ -55,9 +55,17 @@ const sdkSecurity = [{ projectKey: [] }];
 const adminSecurity = [{ adminToken: [] }];
 /** Public routes (operations, the link host) say so explicitly. */
 const publicRoute: never[] = [];
-/** Every admin route's refusals: the admin-token check and its limit on wrong tokens. */
+/**
+ * Every admin route's refusals: the bearer (the admin token, through its one check and its limit
+ * on wrong tokens, or an API key) and the permission table. A route with a narrower 403 says so
+ * after these.
+ */
 const adminRefusals = {
-  401: error("Admin token missing or wrong"),
+  401: error("Admin token or API key missing, wrong, revoked or expired"),
+  403: error(
+    "Not allowed by the permission table: an API key of another environment, or on a route no " +
+      "key may use (forbidden), or without the route's scope (insufficient_scope)",
+  ),
   503: {
     ...error(
       "Too many wrong admin tokens from this address or on this instance (rate_limited), " +
@@ -81,6 +89,16 @@ const eventTypesParam = {
   explode: true,
 };
 
+const auditPageParams = [
+  { name: "limit", in: "query", schema: { type: "integer", minimum: 1, maximum: 100 } },
+  {
+    name: "after",
+    in: "query",
+    description: "a previous page's next_after",
+    schema: { type: "string" },
+  },
+];
+
 export const OPENAPI_DOCUMENT = {
   openapi: "3.1.0",
   info: {
@@ -95,7 +113,12 @@ export const OPENAPI_DOCUMENT = {
     securitySchemes: {
       projectKey: { type: "apiKey", in: "header", name: "PROJECT-KEY" },
       feedToken: { type: "http", scheme: "bearer", description: "est_… feed token" },
-      adminToken: { type: "http", scheme: "bearer", description: "instance ADMIN_TOKEN" },
+      adminToken: {
+        type: "http",
+        scheme: "bearer",
+        description: "The instance ADMIN_TOKEN; on routes under /api/v1/projects/{project_id}/, " +
+          "also an sk_… API key of that environment with the route's scope (docs/access.md)",
+      },
     },
     responses: {
       MalformedRequest: {
@@ -354,6 +377,168 @@ export const OPENAPI_DOCUMENT = {
           204: { description: "Revoked" },
           ...adminRefusals,
           404: error("No such token"),
+        },
+      },
+    },
+    "/api/v1/projects/{project_id}/api_keys": {
+      post: {
+        operationId: "createApiKey",
+        summary: "Create an API key (its value is shown once)",
+        description: "Scopes: links:read, links:write, analytics:read, events:read, admin. " +
+          "A key created by another key cannot have a scope its creator lacks.",
+        security: adminSecurity,
+        parameters: [projectId],
+        requestBody: body("CreateApiKeyBody"),
+        responses: {
+          201: ok("Created", object({ api_key: ref("CreatedApiKey") })),
+          400: error("Invalid body, or expires_at not in the future"),
+          ...adminRefusals,
+          404: error("No such project_id"),
+        },
+      },
+      get: {
+        operationId: "listApiKeys",
+        summary: "List the API keys not revoked (values hidden)",
+        security: adminSecurity,
+        parameters: [projectId],
+        responses: {
+          200: ok("Keys", object({ api_keys: { type: "array", items: ref("ApiKey") } })),
+          ...adminRefusals,
+          404: error("No such project_id"),
+        },
+      },
+    },
+    "/api/v1/projects/{project_id}/api_keys/{key_id}": {
+      delete: {
+        operationId: "revokeApiKey",
+        summary: "Revoke an API key (refused from the next request on)",
+        security: adminSecurity,
+        parameters: [projectId, pathParam("key_id", { type: "integer" })],
+        responses: {
+          204: { description: "Revoked" },
+          ...adminRefusals,
+          404: error("No such key"),
+        },
+      },
+    },
+    "/api/v1/admin/accounts": {
+      post: {
+        operationId: "createAccount",
+        summary: "Create a person's account and its setup link (shown once, valid 7 days)",
+        security: adminSecurity,
+        requestBody: body("CreateAccountBody"),
+        responses: {
+          201: ok(
+            "Created",
+            object({
+              account: ref("Account"),
+              setup_url: {
+                type: "string",
+                description: "where the person sets a password; works once",
+              },
+            }),
+          ),
+          400: error("Invalid body"),
+          ...adminRefusals,
+          403: error("Not the instance admin"),
+          409: error("An account with this email exists"),
+        },
+      },
+      get: {
+        operationId: "listAccounts",
+        summary: "List every account",
+        security: adminSecurity,
+        responses: {
+          200: ok("Accounts", object({ accounts: { type: "array", items: ref("Account") } })),
+          ...adminRefusals,
+          403: error("Not the instance admin"),
+        },
+      },
+    },
+    "/api/v1/admin/accounts/{account_id}": {
+      delete: {
+        operationId: "deleteAccount",
+        summary: "Remove an account: its sessions and keys stop on the next request",
+        security: adminSecurity,
+        parameters: [pathParam("account_id", { type: "integer" })],
+        responses: {
+          204: { description: "Removed" },
+          ...adminRefusals,
+          403: error("Not the instance admin"),
+          404: error("No such account"),
+          409: error("The only owner of a project that has other members"),
+        },
+      },
+    },
+    "/api/v1/admin/projects/{hashid}/members": {
+      get: {
+        operationId: "listMembers",
+        summary: "The project's members and their roles",
+        security: adminSecurity,
+        parameters: [pathParam("hashid")],
+        responses: {
+          200: ok("Members", object({ members: { type: "array", items: ref("Member") } })),
+          ...adminRefusals,
+          403: error("Not allowed by the permission table"),
+          404: error("No such project"),
+        },
+      },
+    },
+    "/api/v1/admin/projects/{hashid}/members/{account_id}": {
+      put: {
+        operationId: "setMember",
+        summary: "Add an account to the project with a role, or change its role",
+        security: adminSecurity,
+        parameters: [pathParam("hashid"), pathParam("account_id", { type: "integer" })],
+        requestBody: body("PutMemberBody"),
+        responses: {
+          200: ok("The member", object({ member: ref("Member") })),
+          400: error("Invalid role"),
+          ...adminRefusals,
+          403: error("Not allowed by the permission table"),
+          404: error("No such project or account"),
+          409: error("The project would have members but no owner"),
+        },
+      },
+      delete: {
+        operationId: "removeMember",
+        summary: "Remove a member; the keys it created for the project are revoked",
+        security: adminSecurity,
+        parameters: [pathParam("hashid"), pathParam("account_id", { type: "integer" })],
+        responses: {
+          204: { description: "Removed" },
+          ...adminRefusals,
+          403: error("Not allowed by the permission table"),
+          404: error("No such project or member"),
+          409: error("The project would have members but no owner"),
+        },
+      },
+    },
+    "/api/v1/projects/{project_id}/audit_log": {
+      get: {
+        operationId: "listProjectAuditLog",
+        summary: "The project's audit log (both environments), newest first",
+        security: adminSecurity,
+        parameters: [projectId, ...auditPageParams],
+        responses: {
+          200: ok("A page of entries", ref("AuditLogPage")),
+          400: error("Bad limit (invalid_limit) or after (bad_cursor)"),
+          ...adminRefusals,
+          404: error("No such project_id"),
+        },
+      },
+    },
+    "/api/v1/admin/audit_log": {
+      get: {
+        operationId: "listInstanceAuditLog",
+        summary: "The whole instance's audit log, newest first",
+        security: adminSecurity,
+        parameters: auditPageParams,
+        responses: {
+          200: ok("A page of entries", ref("AuditLogPage")),
+          400: error("Bad limit (invalid_limit) or after (bad_cursor)"),
+          ...adminRefusals,
+          403: error("Not the instance admin"),
         },
       },
     },

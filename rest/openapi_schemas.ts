@@ -14,6 +14,13 @@ import type { LinkMetrics } from "../services/metrics.ts";
 import type { Project } from "../services/projects.ts";
 import type { DestinationStatus } from "../services/destinations.ts";
 import type { CreatedFeedToken, FeedTokenSummary } from "../services/feed_tokens.ts";
+import type { ApiKeySummary, CreatedApiKey } from "../services/access/api_keys.ts";
+import { SCOPES } from "../services/access/permissions.ts";
+import type { AuditEntry } from "../services/access/audit.ts";
+import { createAccountBody, createApiKeyBody, putMemberBody } from "../inputs/access.ts";
+import type { Account } from "../services/access/accounts.ts";
+import type { Member } from "../services/access/members.ts";
+import { ROLES } from "../services/access/permissions.ts";
 import { type AnalyticsAnswer, INTERVALS } from "../services/analytics/query.ts";
 import { eventInput, ingestBody, purchaseInput } from "../inputs/events.ts";
 import { generateLinkBody, redirectInput } from "../inputs/links.ts";
@@ -185,6 +192,68 @@ export const createdFeedTokenSchema = z.object({
 });
 const _created: Same<z.output<typeof createdFeedTokenSchema>, CreatedFeedToken> = true;
 
+const scopes = z.array(z.enum(SCOPES));
+
+export const apiKeySchema = z.object({
+  id: z.int(),
+  name: z.string(),
+  scopes,
+  hint: z.string().meta({ description: "sk_… and the key's last characters" }),
+  created_at: dateTime,
+  expires_at: nullableDateTime,
+  last_used_at: nullableDateTime.meta({ description: "to the minute" }),
+});
+const _apiKey: Same<z.output<typeof apiKeySchema>, ApiKeySummary> = true;
+
+export const createdApiKeySchema = z.object({
+  id: z.int(),
+  name: z.string(),
+  scopes,
+  value: z.string().meta({ description: "sk_…, shown only in this answer" }),
+  created_at: dateTime,
+  expires_at: nullableDateTime,
+  last_used_at: z.null(),
+});
+const _createdKey: Same<z.output<typeof createdApiKeySchema>, CreatedApiKey> = true;
+
+export const accountSchema = z.object({
+  id: z.int(),
+  email: z.string(),
+  name: z.string(),
+  created_at: dateTime,
+});
+const _account: Same<z.output<typeof accountSchema>, Account> = true;
+
+export const memberSchema = z.object({
+  account_id: z.int(),
+  email: z.string(),
+  name: z.string(),
+  role: z.enum(ROLES),
+});
+const _member: Same<z.output<typeof memberSchema>, Member> = true;
+
+export const auditEntrySchema = z.object({
+  id: z.int(),
+  at: dateTime,
+  actor: z.object({
+    type: z.enum(["account", "api_key", "admin_token"]),
+    id: z.int().nullable().meta({ description: "null for the admin token" }),
+    name: z.string(),
+  }),
+  action: z.string().meta({ description: "what was done, e.g. link.update, api_key.create" }),
+  target: z.object({ type: z.string(), id: z.string() }),
+  detail: z.record(z.string(), z.number()).nullable().meta({
+    description: 'figures beside the target, e.g. {"count": 120} for link.import; else null',
+  }),
+  request_id: z.string().nullable().meta({ description: "null for changes made by the CLI" }),
+});
+const _auditEntry: Same<z.output<typeof auditEntrySchema>, AuditEntry> = true;
+
+export const auditLogPageSchema = z.object({
+  entries: z.array(auditEntrySchema),
+  next_after: z.string().nullable().meta({ description: "the next page's after; null at the end" }),
+});
+
 const figures = z.record(z.string(), z.number()).meta({
   description: "One number per requested metric, in the order asked",
 });
@@ -222,6 +291,12 @@ const COMPONENTS = {
   Destination: destinationSchema,
   FeedToken: feedTokenSchema,
   CreatedFeedToken: createdFeedTokenSchema,
+  ApiKey: apiKeySchema,
+  AuditEntry: auditEntrySchema,
+  Account: accountSchema,
+  Member: memberSchema,
+  AuditLogPage: auditLogPageSchema,
+  CreatedApiKey: createdApiKeySchema,
   Analytics: analyticsSchema,
   Redirect: redirectInput,
   Purchase: purchaseInput,
@@ -234,6 +309,9 @@ const COMPONENTS = {
   CreateProjectBody: createProjectBody,
   UpdateProjectBody: updateProjectBody,
   CreateFeedTokenBody: createTokenBody,
+  CreateApiKeyBody: createApiKeyBody,
+  CreateAccountBody: createAccountBody,
+  PutMemberBody: putMemberBody,
   PatchLinkBody: patchLinkBody,
   CreateManagedLinkBody: createManagedLinkBody,
   CreateDestinationBody: createDestinationBody,

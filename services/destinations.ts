@@ -1,5 +1,6 @@
 // Push destinations, as the instance admin manages them. Delivery itself is services/delivery.ts.
 import type { Db, Sql } from "../db/connect.ts";
+import { type AuditContext, recordAudit } from "./access/audit.ts";
 import type { Clock } from "./clock.ts";
 import { assertDestinationUrl } from "./destination_url.ts";
 import { newWebhookSecret, openSecret, sealSecret } from "./destination_secret.ts";
@@ -86,6 +87,7 @@ export async function createDestination(
   deps: DestinationDeps,
   projectId: string,
   input: { url: string; eventTypes: string[] },
+  audit: AuditContext,
 ): Promise<DestinationStatus & { secret: string }> {
   // Parameters first, then the project (404), then the address, which may take a DNS lookup.
   await getEnvironmentOrThrow(sql, projectId);
@@ -105,6 +107,11 @@ export async function createDestination(
         feed_horizon(), 0)
       returning id
     `;
+    await recordAudit(tx, audit, {
+      action: "destination.create",
+      project: { environmentId: env.id },
+      target: { type: "destination", id: row!.id },
+    });
     return row!.id;
   });
   const [status] = await selectStatuses(sql, deps.clock.now(), { id });
@@ -165,17 +172,25 @@ export async function setDestinationPaused(
   projectId: string,
   destinationId: string,
   paused: boolean,
+  audit: AuditContext,
 ): Promise<DestinationStatus> {
   const env = await getEnvironmentOrThrow(sql, projectId);
   const id = parseId(destinationId);
-  if (id !== null) {
+  await sql.begin(async (tx) => {
     // Resuming clears the wait of a pending retry: the admin asked for delivery now.
-    await sql`
+    const [row] = id === null ? [] : await tx`
       update destinations set paused = ${paused},
         next_attempt_at = case when ${paused} then next_attempt_at else null end
       where id = ${id} and environment_id = ${env.id}
+      returning id
     `;
-  }
+    if (!row) throw notFound("destination");
+    await recordAudit(tx, audit, {
+      action: paused ? "destination.pause" : "destination.resume",
+      project: { environmentId: env.id },
+      target: { type: "destination", id: id! },
+    });
+  });
   return await getStatusOrThrow(sql, clock.now(), env.id, id);
 }
 
@@ -185,20 +200,28 @@ export async function rotateDestinationSecret(
   deps: DestinationDeps,
   projectId: string,
   destinationId: string,
+  audit: AuditContext,
 ): Promise<string> {
   const env = await getEnvironmentOrThrow(sql, projectId);
   const id = parseId(destinationId);
   const secret = newWebhookSecret();
   const until = new Date(deps.clock.now().getTime() + ROTATION_OVERLAP_MS);
-  const [row] = id === null ? [] : await sql`
-    update destinations set
-      previous_secret_sealed = secret_sealed,
-      previous_secret_expires_at = ${until},
-      secret_sealed = ${sealSecret(deps.cursorSecret, secret)}
-    where id = ${id} and environment_id = ${env.id}
-    returning id
-  `;
-  if (!row) throw notFound("destination");
+  await sql.begin(async (tx) => {
+    const [row] = id === null ? [] : await tx`
+      update destinations set
+        previous_secret_sealed = secret_sealed,
+        previous_secret_expires_at = ${until},
+        secret_sealed = ${sealSecret(deps.cursorSecret, secret)}
+      where id = ${id} and environment_id = ${env.id}
+      returning id
+    `;
+    if (!row) throw notFound("destination");
+    await recordAudit(tx, audit, {
+      action: "destination.rotate_secret",
+      project: { environmentId: env.id },
+      target: { type: "destination", id: id! },
+    });
+  });
   return secret;
 }
 
@@ -252,6 +275,7 @@ export function deleteDestination(
   sql: Sql,
   projectId: string,
   destinationId: string,
+  audit: AuditContext,
 ): Promise<void> {
   return sql.begin(async (tx) => {
     const env = await getEnvironmentOrThrow(tx, projectId);
@@ -262,5 +286,10 @@ export function deleteDestination(
     `;
     if (!row) throw notFound("destination");
     await stopCaptureIfIdle(tx, env.id);
+    await recordAudit(tx, audit, {
+      action: "destination.delete",
+      project: { environmentId: env.id },
+      target: { type: "destination", id: id! },
+    });
   });
 }

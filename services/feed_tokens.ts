@@ -1,4 +1,5 @@
 import type { Sql } from "../db/connect.ts";
+import { type AuditContext, recordAudit } from "./access/audit.ts";
 import type { Clock } from "./clock.ts";
 import { notFound } from "./errors.ts";
 import { startCapture, stopCaptureIfIdle } from "./feed_capture.ts";
@@ -37,6 +38,7 @@ export function createFeedToken(
   clock: Clock,
   projectId: string,
   name: string,
+  audit: AuditContext,
 ): Promise<CreatedFeedToken> {
   return sql.begin(async (tx) => {
     const env = await getEnvironmentOrThrow(tx, projectId);
@@ -50,6 +52,11 @@ export function createFeedToken(
       returning id, name, created_at
     `;
     await startCapture(tx, env.id, now);
+    await recordAudit(tx, audit, {
+      action: "feed_token.create",
+      project: { environmentId: env.id },
+      target: { type: "feed_token", id: row!.id },
+    });
     return {
       id: row!.id,
       name: row!.name,
@@ -86,6 +93,7 @@ export function revokeFeedToken(
   clock: Clock,
   projectId: string,
   tokenId: string,
+  audit: AuditContext,
 ): Promise<void> {
   return sql.begin(async (tx) => {
     const env = await getEnvironmentOrThrow(tx, projectId);
@@ -97,5 +105,10 @@ export function revokeFeedToken(
     `;
     if (!row) throw notFound("feed token");
     await stopCaptureIfIdle(tx, env.id);
+    await recordAudit(tx, audit, {
+      action: "feed_token.revoke",
+      project: { environmentId: env.id },
+      target: { type: "feed_token", id: id! },
+    });
   });
 }

@@ -1,4 +1,5 @@
 import type { Db, Sql } from "../db/connect.ts";
+import { type AuditContext, recordAudit } from "./access/audit.ts";
 import type { Apps } from "./apps.ts";
 import { ApiError, isUniqueViolation, notFound } from "./errors.ts";
 import { projectHashid } from "./hashids.ts";
@@ -82,8 +83,17 @@ export async function getProjectOrThrow(db: Db, hashid: string): Promise<Project
 export function createProject(
   sql: Sql,
   input: { name: string; enterprise: boolean },
+  audit: AuditContext,
 ): Promise<{ project: Project; projectKey: string }> {
-  return sql.begin((tx) => insertProject(tx, input));
+  return sql.begin(async (tx) => {
+    const created = await insertProject(tx, input);
+    await recordAudit(tx, audit, {
+      action: "project.create",
+      project: { hashid: created.project.id },
+      target: { type: "project", id: created.project.id },
+    });
+    return created;
+  });
 }
 
 async function insertProject(
@@ -123,6 +133,7 @@ export async function updateProject(
     link_domain?: string | null | undefined;
     apps?: { ios?: Apps["ios"] | null; android?: Apps["android"] | null } | undefined;
   },
+  audit: AuditContext,
   options: { defaultHost?: string } = {},
 ): Promise<Project> {
   if (changes.link_domain != null && changes.link_domain === options.defaultHost) {
@@ -157,6 +168,11 @@ export async function updateProject(
           updated_at = now()
         where id = ${current.id}
       `;
+      await recordAudit(tx, audit, {
+        action: "project.update",
+        project: { hashid },
+        target: { type: "project", id: hashid },
+      });
       return getProjectOrThrow(tx, hashid);
     });
   } catch (err) {
@@ -169,16 +185,27 @@ export async function updateProject(
 }
 
 /** Replaces the project key; the old one stops authenticating with this statement's commit. */
-export async function regenerateProjectKey(db: Db, hashid: string): Promise<string> {
-  if (!(await selectProject(db, hashid))) throw notFound("project");
-  const projectKey = newProjectKey();
-  const [row] = await db`
-    update projects set key_hash = ${hashSecret(projectKey)}, updated_at = now()
-    where hashid = ${hashid}
-    returning id
-  `;
-  if (!row) throw notFound("project");
-  return projectKey;
+export function regenerateProjectKey(
+  sql: Sql,
+  hashid: string,
+  audit: AuditContext,
+): Promise<string> {
+  return sql.begin(async (tx) => {
+    if (!(await selectProject(tx, hashid))) throw notFound("project");
+    const projectKey = newProjectKey();
+    const [row] = await tx`
+      update projects set key_hash = ${hashSecret(projectKey)}, updated_at = now()
+      where hashid = ${hashid}
+      returning id
+    `;
+    if (!row) throw notFound("project");
+    await recordAudit(tx, audit, {
+      action: "project.regenerate_key",
+      project: { hashid },
+      target: { type: "project", id: hashid },
+    });
+    return projectKey;
+  });
 }
 
 /** The 401 of a PROJECT-KEY that matches no project (every SDK path answers the same). */
@@ -242,7 +269,12 @@ export function parseEnvironmentId(raw: string): number | null {
 /** Projects whose name or hashid contains `search` (every project without one), newest first. */
 export async function listProjects(
   db: Db,
-  options: { search?: string | undefined; limit?: number } = {},
+  options: {
+    search?: string | undefined;
+    limit?: number;
+    /** Only the projects this account is a member of. */
+    memberOf?: number | undefined;
+  } = {},
 ): Promise<Project[]> {
   const search = options.search?.trim() ?? "";
   // The search is a substring, not a pattern: LIKE's own wildcards are escaped.
@@ -252,7 +284,10 @@ export async function listProjects(
       (select id from environments where project_id = p.id and kind = 'production') as production_id,
       (select id from environments where project_id = p.id and kind = 'test') as test_id
     from projects p
-    where ${search === ""} or p.name ilike ${pattern} or p.hashid = ${search}
+    where (${search === ""} or p.name ilike ${pattern} or p.hashid = ${search})
+      and (${options.memberOf ?? null}::int is null or exists (
+        select 1 from project_members m
+        where m.project_id = p.id and m.account_id = ${options.memberOf ?? null}))
     order by p.id desc
     limit ${options.limit ?? 200}
   `;

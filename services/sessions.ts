@@ -1,10 +1,20 @@
 // Dashboard sessions: a random cookie value whose SHA-256 is the row's key in dashboard_sessions
 // (so a database leak yields no usable session), expired after 12 hours without a request, as
-// the clock tells. Kept in PostgreSQL, a session works on every instance.
+// the clock tells. Kept in PostgreSQL, a session works on every instance. A session is the
+// instance admin's (signed in with the admin token) or a person's (email and password).
 import { createHmac, timingSafeEqual } from "node:crypto";
-import type { Sql } from "../db/connect.ts";
+import type { Db, Sql } from "../db/connect.ts";
+import { verifyPassword } from "./access/passwords.ts";
+import type { Role } from "./access/permissions.ts";
+import { ADMIN_TOKEN_PRINCIPAL, type Principal } from "./access/principal.ts";
 import type { Clock } from "./clock.ts";
 import { checkAdminToken } from "./admin_token_limit.ts";
+import { ApiError } from "./errors.ts";
+import {
+  forgetPasswordFailure,
+  passwordRetryAfter,
+  recordPasswordFailure,
+} from "./access/password_limit.ts";
 import { hashSecret, randomToken } from "./secrets.ts";
 
 export const SESSION_IDLE_MS = 12 * 60 * 60_000;
@@ -14,6 +24,13 @@ export interface Session {
   token: string;
   /** The synchronizer token every state-changing form of this session must carry. */
   csrfToken: string;
+  /** Who signed in: the instance admin, or an account. */
+  principal: Principal;
+  /**
+   * The session's role on the project of the page being served ("instance": the instance admin;
+   * null: none), set by the dashboard's access check so pages show only what it allows.
+   */
+  role?: Role | "instance" | null;
 }
 
 /**
@@ -31,24 +48,94 @@ export async function signIn(
     address: input.address,
   });
   const now = clock.now();
+  const token = await sql.begin((tx) => insertSession(tx, now, null));
+  return sessionOf(token, ADMIN_TOKEN_PRINCIPAL);
+}
+
+function sessionOf(token: string, principal: Principal): Session {
+  return { token, csrfToken: csrfTokenFor(token), principal };
+}
+
+/** A new session's cookie value; its row is written with `tx`. */
+async function insertSession(tx: Db, now: Date, accountId: number | null): Promise<string> {
   const token = randomToken(32);
-  await sql.begin(async (tx) => {
-    // Expired sessions go when someone signs in, a bounded batch at a time: each sign-in adds
-    // one session and removes up to a hundred dead ones, so no background job is needed.
-    await tx`
-      delete from dashboard_sessions
-      where token_hash = any(array(
-        select token_hash from dashboard_sessions
-        where last_seen_at <= ${new Date(now.getTime() - SESSION_IDLE_MS)}
-        limit 100
-      ))
-    `;
-    await tx`
-      insert into dashboard_sessions (token_hash, created_at, last_seen_at)
-      values (${hashSecret(token)}, ${now}, ${now})
-    `;
+  // Expired sessions go when someone signs in, a bounded batch at a time: each sign-in adds
+  // one session and removes up to a hundred dead ones, so no background job is needed.
+  await tx`
+    delete from dashboard_sessions
+    where token_hash = any(array(
+      select token_hash from dashboard_sessions
+      where last_seen_at <= ${new Date(now.getTime() - SESSION_IDLE_MS)}
+      limit 100
+    ))
+  `;
+  await tx`
+    insert into dashboard_sessions (token_hash, created_at, last_seen_at, account_id)
+    values (${hashSecret(token)}, ${now}, ${now}, ${accountId})
+  `;
+  return token;
+}
+
+interface AccountRow {
+  id: number;
+  name: string;
+  email: string;
+  password_hash: string | null;
+}
+
+const accountPrincipal = (a: { id: number; name: string; email: string }): Principal => ({
+  type: "account",
+  id: a.id,
+  name: a.name,
+  email: a.email,
+});
+
+/**
+ * Signs a person in with their email and password from `address`. The attempt counts as a
+ * failure before the (slow, memory-hard) check and is taken back when it succeeds: parallel
+ * guesses cannot slip past the limit while their hashes are computed.
+ */
+export async function signInWithPassword(
+  sql: Sql,
+  clock: Clock,
+  input: { email: string; password: string; address: string },
+): Promise<Session> {
+  const now = clock.now();
+  const retryAfter = await sql.begin(async (tx) => {
+    const wait = await passwordRetryAfter(tx, input.address, now);
+    if (wait === 0) await recordPasswordFailure(tx, input.address, now);
+    return wait;
   });
-  return { token, csrfToken: csrfTokenFor(token) };
+  if (retryAfter > 0) {
+    throw new ApiError(
+      "rate_limited",
+      "too many failed sign-ins from this address; wait before trying again",
+      { retryAfter },
+    );
+  }
+  const email = input.email.trim();
+  const [account] = email.length === 0 || email.length > 320 ? [] : await sql<AccountRow[]>`
+    select id, name, email, password_hash from accounts where lower(email) = lower(${email})
+  `;
+  const matches = await verifyPassword(input.password, account?.password_hash ?? null);
+  if (!account || !matches) {
+    throw new ApiError("unauthorized", "that email and password do not match an account");
+  }
+  const token = await sql.begin(async (tx) => {
+    await forgetPasswordFailure(tx, input.address, now);
+    return await insertSession(tx, now, account.id);
+  });
+  return sessionOf(token, accountPrincipal(account));
+}
+
+/** A session for an account that has just proved who it is (its setup link). */
+export async function startAccountSession(
+  sql: Sql,
+  clock: Clock,
+  account: { id: number; name: string; email: string },
+): Promise<Session> {
+  const token = await insertSession(sql, clock.now(), account.id);
+  return sessionOf(token, accountPrincipal(account));
 }
 
 /**
@@ -62,13 +149,23 @@ export async function resumeSession(
 ): Promise<Session | null> {
   if (!token || !/^[A-Za-z0-9_-]{43}$/.test(token)) return null;
   const now = clock.now();
-  const [row] = await sql`
-    update dashboard_sessions set last_seen_at = ${now}
-    where token_hash = ${hashSecret(token)}
-      and last_seen_at > ${new Date(now.getTime() - SESSION_IDLE_MS)}
-    returning 1
+  // A removed account's sessions are gone with it (on delete cascade).
+  const [row] = await sql<{ account_id: number | null; name: string; email: string }[]>`
+    with s as (
+      update dashboard_sessions set last_seen_at = ${now}
+      where token_hash = ${hashSecret(token)}
+        and last_seen_at > ${new Date(now.getTime() - SESSION_IDLE_MS)}
+      returning account_id
+    )
+    select s.account_id, a.name, a.email from s left join accounts a on a.id = s.account_id
   `;
-  return row ? { token, csrfToken: csrfTokenFor(token) } : null;
+  if (!row) return null;
+  return sessionOf(
+    token,
+    row.account_id === null
+      ? ADMIN_TOKEN_PRINCIPAL
+      : accountPrincipal({ id: row.account_id, name: row.name, email: row.email }),
+  );
 }
 
 /**

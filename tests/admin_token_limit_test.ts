@@ -217,3 +217,137 @@ Deno.test("without TRUST_PROXY, X-Forwarded-For is ignored: a client cannot pick
     await direct.close();
   }
 });
+
+/** A project made with the right token from an address of its own (nothing counted). */
+async function projectEnv(): Promise<number> {
+  const res = await rest(ADMIN_TOKEN, "198.51.100.1");
+  assert.equal(res.status, 201, res.text);
+  return res.body.project.environments.production.project_id;
+}
+
+/** Any admin route, from `address`, with `token` as the bearer. */
+function as(token: string, address: string, method: string, path: string) {
+  return call(srv.url, method, path, {
+    headers: { "X-Forwarded-For": address, Authorization: `Bearer ${token}` },
+  });
+}
+
+Deno.test("every route behind the access guard is a door of the one limit: links, analytics, keys, audit", async () => {
+  freshWindow();
+  const env = await projectEnv();
+  const attacker = "203.0.113.70";
+  const doors: [string, string][] = [
+    ["GET", `/api/v1/projects/${env}/links`],
+    ["POST", `/api/v1/projects/${env}/links/import`],
+    ["GET", `/api/v1/projects/${env}/links/export`],
+    ["PATCH", `/api/v1/projects/${env}/links/somepath`],
+    ["DELETE", `/api/v1/projects/${env}/links/somepath`],
+    ["GET", `/api/v1/projects/${env}/analytics`],
+    ["GET", `/api/v1/projects/${env}/events_per_day`],
+    ["GET", `/api/v1/projects/${env}/api_keys`],
+    ["GET", `/api/v1/projects/${env}/audit_log`],
+    ["GET", "/api/v1/admin/audit_log"],
+  ];
+  assert.equal(doors.length, ADMIN_TOKEN_MAX_FAILURES_PER_ADDRESS);
+  for (const [method, path] of doors) {
+    assertError(await as(`wrong-${path}`, attacker, method, path), 401, "unauthorized");
+  }
+  assert.equal(await failures(attacker), ADMIN_TOKEN_MAX_FAILURES_PER_ADDRESS);
+  // The address is limited at every door now, the right token included.
+  assertError(
+    await as(ADMIN_TOKEN, attacker, "GET", `/api/v1/projects/${env}/links`),
+    503,
+    "rate_limited",
+  );
+  assertError(await rest(ADMIN_TOKEN, attacker), 503, "rate_limited");
+  assert.equal((await signIn(ADMIN_TOKEN, attacker)).status, 503);
+});
+
+Deno.test("API keys and the limit: an unknown sk_ value counts, a revoked or expired key does not, a valid key is never limited", async () => {
+  freshWindow();
+  const env = await projectEnv();
+  const key = (kind: string, expires_at: string | null = null) =>
+    call(srv.url, "POST", `/api/v1/projects/${env}/api_keys`, {
+      headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, "X-Forwarded-For": "198.51.100.1" },
+      body: { name: kind, scopes: ["links:read"], expires_at },
+    }).then((r) => r.body.api_key as { id: number; value: string });
+  const valid = await key("valid");
+  const revoked = await key("revoked");
+  await call(srv.url, "DELETE", `/api/v1/projects/${env}/api_keys/${revoked.id}`, {
+    headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, "X-Forwarded-For": "198.51.100.1" },
+  });
+  const expiring = await key("expiring", new Date(clock.now().getTime() + 60_000).toISOString());
+  clock.advance(61_000);
+  const links = `/api/v1/projects/${env}/links`;
+  const address = "203.0.113.80";
+
+  // A key we issued that no longer works is no guess: a plain 401, never counted (a forgotten
+  // job still sending it cannot use up the allowance that keeps the admin token usable).
+  for (let i = 0; i < 2 * ADMIN_TOKEN_MAX_FAILURES_PER_ADDRESS; i++) {
+    assertError(await as(revoked.value, address, "GET", links), 401, "unauthorized");
+    assertError(await as(expiring.value, address, "GET", links), 401, "unauthorized");
+  }
+  assert.equal(await failures(address), 0);
+  assert.equal((await as(ADMIN_TOKEN, address, "GET", links)).status, 200);
+
+  // An sk_ value no key ever had is a wrong bearer like any other: it counts.
+  for (let i = 0; i < ADMIN_TOKEN_MAX_FAILURES_PER_ADDRESS; i++) {
+    const guess = `sk_${crypto.randomUUID().replaceAll("-", "")}${"x".repeat(11)}`;
+    assertError(await as(guess, address, "GET", links), 401, "unauthorized");
+  }
+  assert.equal(await failures(address), ADMIN_TOKEN_MAX_FAILURES_PER_ADDRESS);
+  assertError(await as(ADMIN_TOKEN, address, "GET", links), 503, "rate_limited");
+  // The limit is on guessing the admin token: a valid key works from the limited address.
+  assert.equal((await as(valid.value, address, "GET", links)).status, 200);
+  assert.equal(await failures(address), ADMIN_TOKEN_MAX_FAILURES_PER_ADDRESS);
+});
+
+Deno.test("wrong passwords have their own limit: they do not count towards the admin token's, nor it towards theirs", async () => {
+  freshWindow();
+  const email = "limit.person@example.test";
+  const made = await call(srv.url, "POST", "/api/v1/admin/accounts", {
+    headers: { Authorization: `Bearer ${ADMIN_TOKEN}`, "X-Forwarded-For": "198.51.100.1" },
+    body: { email, name: "Limit Person" },
+  });
+  assert.equal(made.status, 201, made.text);
+  const password = "limit person password 0123";
+  const setup = await fetch(`${srv.url}/dashboard/setup`, {
+    method: "POST",
+    body: new URLSearchParams({
+      token: new URL(made.body.setup_url).searchParams.get("token")!,
+      password,
+      confirm: password,
+    }),
+    headers: { Origin: srv.url },
+    redirect: "manual",
+  });
+  await setup.body?.cancel();
+  assert.equal(setup.status, 303);
+  const withPassword = async (pw: string, address: string) => {
+    const res = await fetch(`${srv.url}/dashboard/sign-in`, {
+      method: "POST",
+      body: new URLSearchParams({ email, password: pw }),
+      headers: { "X-Forwarded-For": address },
+      redirect: "manual",
+    });
+    return { status: res.status, text: await res.text() };
+  };
+
+  const guesser = "203.0.113.90";
+  for (let i = 0; i < 10; i++) {
+    assert.equal((await withPassword(`wrong ${i}`, guesser)).status, 401);
+  }
+  const limited = await withPassword(password, guesser);
+  assert.equal(limited.status, 503);
+  assert.match(limited.text, /Too many failed sign-ins/);
+  assert.equal(await failures(guesser), 0, "no admin-token failure was counted");
+  assert.equal((await signIn(ADMIN_TOKEN, guesser)).status, 303);
+  assertError(await rest(`wrong-after-passwords`, guesser), 401, "unauthorized");
+
+  const tokenGuesser = "203.0.113.91";
+  for (let i = 0; i < ADMIN_TOKEN_MAX_FAILURES_PER_ADDRESS; i++) {
+    assert.equal((await signIn(`wrong-${i}`, tokenGuesser)).status, 401);
+  }
+  assert.equal((await signIn(ADMIN_TOKEN, tokenGuesser)).status, 503);
+  assert.equal((await withPassword(password, tokenGuesser)).status, 303);
+});

@@ -2,7 +2,13 @@
 import assert from "node:assert/strict";
 import { ingestMany } from "./helpers/client.ts";
 import { getPage, postForm, signInOverHttp } from "./helpers/dashboard.ts";
-import { createFeedToken, createProject, startTestServer } from "./helpers/server.ts";
+import {
+  adminHeaders,
+  call,
+  createFeedToken,
+  createProject,
+  startTestServer,
+} from "./helpers/server.ts";
 
 const srv = await startTestServer();
 Deno.test.afterAll(() => srv.close());
@@ -124,4 +130,50 @@ Deno.test("dashboard live: signing out ends an open stream within seconds", asyn
   while (!done) done = (await reader.read()).done;
   clearTimeout(deadline);
   assert.ok(performance.now() - signedOutAt < 5_000, "ended within 5 s");
+});
+
+Deno.test("dashboard live: removing a member ends their open stream within seconds", async () => {
+  const p = await createProject(srv.url);
+  await createFeedToken(srv.url, p.productionId);
+  const made = await call(srv.url, "POST", "/api/v1/admin/accounts", {
+    headers: adminHeaders,
+    body: { email: "live@example.test", name: "Live" },
+  });
+  const members = `/api/v1/admin/projects/${p.hashid}/members`;
+  await call(srv.url, "PUT", `${members}/${made.body.account.id}`, {
+    headers: adminHeaders,
+    body: { role: "owner" },
+  });
+  const password = "a live password 123";
+  const setup = await postForm(srv.url, "/dashboard/setup", { cookie: "" }, {
+    token: new URL(made.body.setup_url).searchParams.get("token")!,
+    password,
+    confirm: password,
+  });
+  const cookie = setup.headers.get("set-cookie")!.split(";")[0]!;
+  const res = await fetch(`${srv.url}/dashboard/environments/${p.productionId}/live/stream`, {
+    headers: { cookie },
+  });
+  assert.equal(res.status, 200);
+  const reader = res.body!.getReader();
+  await reader.read(); // the stream's opening comment
+  // Another owner first: the last one cannot leave.
+  const other = await call(srv.url, "POST", "/api/v1/admin/accounts", {
+    headers: adminHeaders,
+    body: { email: "stays@example.test", name: "Stays" },
+  });
+  await call(srv.url, "PUT", `${members}/${other.body.account.id}`, {
+    headers: adminHeaders,
+    body: { role: "owner" },
+  });
+  const removed = await call(srv.url, "DELETE", `${members}/${made.body.account.id}`, {
+    headers: adminHeaders,
+  });
+  assert.equal(removed.status, 204);
+  const removedAt = performance.now();
+  const deadline = setTimeout(() => reader.cancel(), 10_000);
+  let done = false;
+  while (!done) done = (await reader.read()).done;
+  clearTimeout(deadline);
+  assert.ok(performance.now() - removedAt < 5_000, "ended within 5 s");
 });

@@ -7,8 +7,9 @@ import postgres from "postgres";
 import { migrate } from "../db/migrate.ts";
 import { systemClock } from "../services/clock.ts";
 import { sealMigratedSecrets } from "../services/delivery.ts";
-import { createFeedToken } from "../services/feed_tokens.ts";
-import { createProject } from "../services/projects.ts";
+import { startCapture } from "../services/feed_capture.ts";
+import { projectHashid } from "../services/hashids.ts";
+import { hashSecret } from "../services/secrets.ts";
 import { createTestDatabase, migrateUpTo } from "./helpers/database.ts";
 import { capture, envelope, readOk } from "./helpers/feed.ts";
 import { deliveryWorker, eventsOf, startReceiver } from "./helpers/receiver.ts";
@@ -28,9 +29,25 @@ Deno.test("migration 00008 keeps the feed's order, v1 cursors and destinations' 
     await migrateUpTo(db.url, 7);
     // Its own connection, closed before migrating: the embedded database serves one at a time.
     const old = postgres(db.url, { max: 1, onnotice: () => {} });
-    const { project } = await createProject(old, { name: "Upgraded", enterprise: true });
-    const env = project.environments.production.project_id;
-    const token = await createFeedToken(old, systemClock, String(env), "warehouse");
+    // Written as that version wrote them (today's services also write tables it did not have).
+    const [{ id: projectId }] = await old<{ id: number }[]>`
+      insert into projects (hashid, name, enterprise, key_hash)
+      values ('pending', 'Upgraded', true, ${hashSecret("pk_upgraded")})
+      returning id
+    ` as unknown as [{ id: number }];
+    const project = { id: projectHashid(projectId) };
+    await old`update projects set hashid = ${project.id} where id = ${projectId}`;
+    const [{ id: env }] = await old<{ id: number }[]>`
+      insert into environments (project_id, kind) values (${projectId}, 'production'),
+        (${projectId}, 'test')
+      returning id
+    ` as unknown as [{ id: number }];
+    const token = { value: "est_" + "u".repeat(43) };
+    await old`
+      insert into feed_tokens (environment_id, name, token_hash, hint, created_at)
+      values (${env}, 'warehouse', ${hashSecret(token.value)}, 'est_…uuuu', now())
+    `;
+    await startCapture(old, env, new Date());
     // Three events captured by the earlier version (seq 1..3), a destination done with seq 2.
     const legacy = ["install", "open", "purchase"].map((t) => envelope(project.id, t));
     await old`

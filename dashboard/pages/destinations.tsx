@@ -156,7 +156,12 @@ export function DestinationsPage(props: {
       session={props.session}
       crumbs={envCrumbs(props.env, props.projectName, "Destinations")}
     >
-      <EnvHeader env={props.env} projectName={props.projectName} active="destinations" />
+      <EnvHeader
+        session={props.session}
+        env={props.env}
+        projectName={props.projectName}
+        active="destinations"
+      />
       {props.notice && <Notice>{props.notice}</Notice>}
       {props.test && <TestResult outcome={props.test} />}
       {props.secret && <WebhookSecret {...props.secret} />}

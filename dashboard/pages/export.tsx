@@ -26,7 +26,12 @@ export function ExportPage(props: {
       session={props.session}
       crumbs={envCrumbs(props.env, props.projectName, "Export")}
     >
-      <EnvHeader env={props.env} projectName={props.projectName} active="export" />
+      <EnvHeader
+        session={props.session}
+        env={props.env}
+        projectName={props.projectName}
+        active="export"
+      />
       <section class="card" aria-labelledby="export-h">
         <h2 id="export-h">Download the analytics history</h2>
         <p>

@@ -2,6 +2,7 @@ import type { DashboardLinkPage, DashboardLinkRow } from "../../services/links/d
 import type { Environment } from "../../services/projects.ts";
 import type { Session } from "../../services/sessions.ts";
 import type { LinkFormValues } from "../forms.ts";
+import { may } from "../security.ts";
 import {
   Checkbox,
   Csrf,
@@ -41,7 +42,12 @@ export function LinksPage(props: {
       session={props.session}
       crumbs={envCrumbs(props.env, props.projectName, "Links")}
     >
-      <EnvHeader env={props.env} projectName={props.projectName} active="links" />
+      <EnvHeader
+        session={props.session}
+        env={props.env}
+        projectName={props.projectName}
+        active="links"
+      />
       <section class="card" aria-labelledby="links-h">
         <div class="actions">
           <h2 id="links-h">Links made in the dashboard</h2>
@@ -50,9 +56,11 @@ export function LinksPage(props: {
           Links your apps make through <code>generate_link</code>{" "}
           are not listed here; their totals are on the metrics API.
         </p>
-        <div class="actions">
-          <a class="button" href={`${base}/links/new`}>New link</a>
-        </div>
+        {may(props.session, "links.write") && (
+          <div class="actions">
+            <a class="button" href={`${base}/links/new`}>New link</a>
+          </div>
+        )}
         <form method="get" action={`${base}/links`} class="search" role="search">
           <input
             type="search"
@@ -141,7 +149,12 @@ export function NewLinkPage(props: {
       session={props.session}
       crumbs={envCrumbs(props.env, props.projectName, heading)}
     >
-      <EnvHeader env={props.env} projectName={props.projectName} active="links" />
+      <EnvHeader
+        session={props.session}
+        env={props.env}
+        projectName={props.projectName}
+        active="links"
+      />
       <form method="post" action={action} class="card">
         <Csrf session={props.session} />
         <h2>{heading}</h2>
@@ -338,7 +351,12 @@ export function LinkPage(props: {
       session={props.session}
       crumbs={envCrumbs(props.env, props.projectName, l.title || l.path)}
     >
-      <EnvHeader env={props.env} projectName={props.projectName} active="links" />
+      <EnvHeader
+        session={props.session}
+        env={props.env}
+        projectName={props.projectName}
+        active="links"
+      />
       {props.notice && <Notice>{props.notice}</Notice>}
       <div class="grid">
         <section class="card" aria-labelledby="link-h">
@@ -369,29 +387,39 @@ export function LinkPage(props: {
               {l.expired_url ? `Then goes to ${l.expired_url}.` : "Then answers that it expired."}
             </p>
           )}
-          <div class="actions">
-            <a class="button secondary" href={`${base}/edit`}>Edit</a>
-            <form method="post" action={`${base}/archive`}>
+          {(may(props.session, "links.write") || may(props.session, "links.delete")) && (
+            <div class="actions">
+              {may(props.session, "links.write") && (
+                <>
+                  <a class="button secondary" href={`${base}/edit`}>Edit</a>
+                  <form method="post" action={`${base}/archive`}>
+                    <Csrf session={props.session} />
+                    <input type="hidden" name="archived" value={l.archived ? "false" : "true"} />
+                    <button type="submit" class="button secondary">
+                      {l.archived ? "Unarchive" : "Archive"}
+                    </button>
+                  </form>
+                </>
+              )}
+              {may(props.session, "links.delete") && (
+                <a class="button danger" href={`${base}/delete`}>Delete</a>
+              )}
+            </div>
+          )}
+          {may(props.session, "links.write") && (
+            <form method="post" action={`${base}/active`} class="actions">
               <Csrf session={props.session} />
-              <input type="hidden" name="archived" value={l.archived ? "false" : "true"} />
-              <button type="submit" class="button secondary">
-                {l.archived ? "Unarchive" : "Archive"}
-              </button>
-            </form>
-            <a class="button danger" href={`${base}/delete`}>Delete</a>
-          </div>
-          <form method="post" action={`${base}/active`} class="actions">
-            <Csrf session={props.session} />
-            <input type="hidden" name="active" value={l.active ? "false" : "true"} />
-            {l.active
-              ? <button type="submit" class="button danger">Deactivate</button>
-              : <button type="submit" class="button">Activate</button>}
-            <span class="muted">
+              <input type="hidden" name="active" value={l.active ? "false" : "true"} />
               {l.active
-                ? "A deactivated link answers 404 and stops counting."
-                : "The link host answers 404 for it until it is activated."}
-            </span>
-          </form>
+                ? <button type="submit" class="button danger">Deactivate</button>
+                : <button type="submit" class="button">Activate</button>}
+              <span class="muted">
+                {l.active
+                  ? "A deactivated link answers 404 and stops counting."
+                  : "The link host answers 404 for it until it is activated."}
+              </span>
+            </form>
+          )}
         </section>
         <section class="card" aria-labelledby="qr-h">
           <h2 id="qr-h">QR code</h2>
@@ -490,7 +518,12 @@ export function DeleteLinkPage(props: {
       session={props.session}
       crumbs={envCrumbs(props.env, props.projectName, "Delete link")}
     >
-      <EnvHeader env={props.env} projectName={props.projectName} active="links" />
+      <EnvHeader
+        session={props.session}
+        env={props.env}
+        projectName={props.projectName}
+        active="links"
+      />
       <form method="post" action={`${base}/delete`} class="card">
         <Csrf session={props.session} />
         <h2>Delete {l.title || l.path}?</h2>

@@ -14,7 +14,12 @@ export function LivePage(props: { session: Session; env: Environment; projectNam
       session={props.session}
       crumbs={envCrumbs(props.env, props.projectName, "Live events")}
     >
-      <EnvHeader env={props.env} projectName={props.projectName} active="live" />
+      <EnvHeader
+        session={props.session}
+        env={props.env}
+        projectName={props.projectName}
+        active="live"
+      />
       <section
         class="card"
         aria-labelledby="live-h"

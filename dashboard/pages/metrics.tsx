@@ -22,7 +22,12 @@ export function MetricsPage(props: {
       session={props.session}
       crumbs={envCrumbs(props.env, props.projectName, "Metrics")}
     >
-      <EnvHeader env={props.env} projectName={props.projectName} active="metrics" />
+      <EnvHeader
+        session={props.session}
+        env={props.env}
+        projectName={props.projectName}
+        active="metrics"
+      />
       <section class="card" aria-labelledby="chart-h">
         <h2 id="chart-h">Events per day, last {props.days.length} days</h2>
         <EventsChart days={props.days} />

@@ -11,9 +11,20 @@ import {
   Notice,
   SecretBox,
 } from "../layout.tsx";
-import { BASE } from "../security.ts";
+import type { Operation } from "../../services/access/permissions.ts";
+import { BASE, may } from "../security.ts";
 import { type SettingsErrors, type SettingsValues, settingsValuesOf } from "../settings_form.ts";
 import { DomainAndApps } from "./project_settings.tsx";
+
+/** An environment's pages, each shown to those whose role opens it. */
+const ENV_LINKS: { path: string; label: string; operation: Operation }[] = [
+  { path: "links", label: "Links", operation: "links.read" },
+  { path: "metrics", label: "Metrics", operation: "analytics.read" },
+  { path: "tokens", label: "Feed tokens", operation: "feed_tokens.manage" },
+  { path: "destinations", label: "Destinations", operation: "destinations.manage" },
+  { path: "export", label: "Export", operation: "events.export" },
+  { path: "api-keys", label: "API keys", operation: "api_keys.manage" },
+];
 
 export function ProjectsPage(props: {
   session: Session;
@@ -81,27 +92,29 @@ export function ProjectsPage(props: {
               </ul>
             )}
         </section>
-        <section class="card" aria-labelledby="create-h">
-          <h2 id="create-h">Create a project</h2>
-          <form method="post" action={`${BASE}/projects`}>
-            <Csrf session={props.session} />
-            <Field
-              label="Name"
-              name="name"
-              required
-              value={props.name}
-              error={props.error}
-              placeholder="Acme"
-            />
-            <Checkbox
-              label="Enterprise access"
-              name="enterprise"
-              checked
-              hint="Needed for feed tokens and the event feed."
-            />
-            <button type="submit" class="button">Create project</button>
-          </form>
-        </section>
+        {props.session.principal.type === "admin_token" && (
+          <section class="card" aria-labelledby="create-h">
+            <h2 id="create-h">Create a project</h2>
+            <form method="post" action={`${BASE}/projects`}>
+              <Csrf session={props.session} />
+              <Field
+                label="Name"
+                name="name"
+                required
+                value={props.name}
+                error={props.error}
+                placeholder="Acme"
+              />
+              <Checkbox
+                label="Enterprise access"
+                name="enterprise"
+                checked
+                hint="Needed for feed tokens and the event feed."
+              />
+              <button type="submit" class="button">Create project</button>
+            </form>
+          </section>
+        )}
       </div>
     </Layout>
   );
@@ -152,59 +165,67 @@ export function ProjectPage(props: {
                 <code>ENVIRONMENT: {kind === "production" ? "production" : "development"}</code>
               </p>
               <ul class="list">
-                <li>
-                  <a href={`${base}/links`}>Links</a>
-                </li>
-                <li>
-                  <a href={`${base}/metrics`}>Metrics</a>
-                </li>
-                <li>
-                  <a href={`${base}/tokens`}>Feed tokens</a>
-                </li>
-                <li>
-                  <a href={`${base}/destinations`}>Destinations</a>
-                </li>
-                <li>
-                  <a href={`${base}/export`}>Export</a>
-                </li>
+                {ENV_LINKS.filter((l) => may(props.session, l.operation)).map((l) => (
+                  <li>
+                    <a href={`${base}/${l.path}`}>{l.label}</a>
+                  </li>
+                ))}
               </ul>
             </section>
           );
         })}
       </div>
+      {(may(props.session, "members.manage") || may(props.session, "audit.read")) && (
+        <nav class="tabs" aria-label="Project">
+          {may(props.session, "members.manage") && (
+            <a href={`${BASE}/projects/${p.id}/members`}>Members</a>
+          )}
+          {may(props.session, "audit.read") && (
+            <a href={`${BASE}/projects/${p.id}/audit`}>Audit log</a>
+          )}
+        </nav>
+      )}
       <div class="grid">
-        <section class="card" aria-labelledby="settings-h">
-          <h2 id="settings-h">Settings</h2>
-          <form method="post" action={`${BASE}/projects/${p.id}`}>
-            <Csrf session={props.session} />
-            <Field label="Name" name="name" required value={p.name} error={props.error} />
-            <Checkbox
-              label="Enterprise access"
-              name="enterprise"
-              checked={p.enterprise}
-              hint="Without it, feed tokens cannot be created and existing ones read 402."
-            />
-            <button type="submit" class="button">Save</button>
-          </form>
-        </section>
-        <section class="card" aria-labelledby="key-h">
-          <h2 id="key-h">Project key</h2>
-          <p>
-            The app SDKs send it as{" "}
-            <code>PROJECT-KEY</code>. It is stored only as a hash; if it is lost or leaked, replace
-            it: the old key stops working at once.
-          </p>
-          <a class="button secondary" href={`${BASE}/projects/${p.id}/regenerate-key`}>
-            Replace the key…
-          </a>
-        </section>
+        {may(props.session, "project.rename") && (
+          <section class="card" aria-labelledby="settings-h">
+            <h2 id="settings-h">Settings</h2>
+            <form method="post" action={`${BASE}/projects/${p.id}`}>
+              <Csrf session={props.session} />
+              <Field label="Name" name="name" required value={p.name} error={props.error} />
+              {props.session.principal.type === "admin_token" && (
+                <Checkbox
+                  label="Enterprise access"
+                  name="enterprise"
+                  checked={p.enterprise}
+                  hint="Without it, feed tokens cannot be created and existing ones read 402."
+                />
+              )}
+              <button type="submit" class="button">Save</button>
+            </form>
+          </section>
+        )}
+        {may(props.session, "project.key") && (
+          <section class="card" aria-labelledby="key-h">
+            <h2 id="key-h">Project key</h2>
+            <p>
+              The app SDKs send it as{" "}
+              <code>PROJECT-KEY</code>. It is stored only as a hash; if it is lost or leaked,
+              replace it: the old key stops working at once.
+            </p>
+            <a class="button secondary" href={`${BASE}/projects/${p.id}/regenerate-key`}>
+              Replace the key…
+            </a>
+          </section>
+        )}
       </div>
-      <DomainAndApps
-        session={props.session}
-        project={p}
-        values={props.settings?.values ?? settingsValuesOf(p)}
-        errors={props.settings?.errors ?? {}}
-      />
+      {may(props.session, "project.settings") && (
+        <DomainAndApps
+          session={props.session}
+          project={p}
+          values={props.settings?.values ?? settingsValuesOf(p)}
+          errors={props.settings?.errors ?? {}}
+        />
+      )}
     </Layout>
   );
 }

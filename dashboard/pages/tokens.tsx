@@ -31,7 +31,12 @@ export function TokensPage(props: {
       session={props.session}
       crumbs={envCrumbs(props.env, props.projectName, "Feed tokens")}
     >
-      <EnvHeader env={props.env} projectName={props.projectName} active="tokens" />
+      <EnvHeader
+        session={props.session}
+        env={props.env}
+        projectName={props.projectName}
+        active="tokens"
+      />
       {props.notice && <Notice>{props.notice}</Notice>}
       {props.created && (
         <SecretBox

@@ -2,6 +2,7 @@
 // counters. Both stream: rows go to PostgreSQL in batches as they arrive, and leave it in
 // batches as the client reads, so memory stays flat however many there are.
 import type { Db, Sql } from "../../db/connect.ts";
+import { type AuditContext, recordAudit } from "../access/audit.ts";
 import { ApiError } from "../errors.ts";
 import { getEnvironmentOrThrow } from "../projects.ts";
 import { type ManagedNewLink, randomLinkPath } from "./links.ts";
@@ -48,12 +49,14 @@ interface Pending {
  * Imports links into the environment behind `projectId`, all or nothing: one transaction, its
  * rows inserted a batch at a time as `rows` yields them; any bad row (invalid, or a path taken
  * now or ever, or twice in the file) rolls the whole of it back and is reported by its number.
- * Rows keep their `path` when they give one (a team moving here keeps its printed links).
+ * Rows keep their `path` when they give one (a team moving here keeps its printed links). An
+ * import is one audit entry (`link.import`, with the count), not one per link.
  */
 export async function importLinks(
   sql: Sql,
   projectId: string | number,
   rows: AsyncIterable<ImportInput>,
+  audit: AuditContext,
 ): Promise<{ imported: number }> {
   const env = await getEnvironmentOrThrow(sql, projectId);
   const errors: ImportError[] = [];
@@ -99,6 +102,12 @@ export async function importLinks(
     }
     if (errors.length < MAX_IMPORT_ERRORS) await flush();
     if (errors.length > 0) throw new ImportRefused(errors.sort((a, b) => a.row - b.row));
+    await recordAudit(tx, audit, {
+      action: "link.import",
+      project: { environmentId: env.id },
+      target: { type: "environment", id: env.id },
+      detail: { count: imported },
+    });
     return { imported };
   });
   return result;

@@ -1,4 +1,5 @@
 import type { Db, Sql } from "../../db/connect.ts";
+import { type AuditContext, recordAudit } from "../access/audit.ts";
 import { isUniqueViolation, notFound } from "../errors.ts";
 import { authenticateSdk, LINK_ENVIRONMENTS, type SdkHeaders } from "../sdk_auth.ts";
 import { createLinkCounters } from "./counters.ts";
@@ -192,6 +193,8 @@ export async function createLink(
   environmentId: number,
   input: ManagedNewLink,
   origin: LinkOrigin = "sdk",
+  /** A change by a person or a program (not an app's SDK) is audited in the same transaction. */
+  audit?: AuditContext,
 ): Promise<LinkRow> {
   const chosen = input.path;
   if (chosen !== undefined) checkChosenPath(chosen);
@@ -226,7 +229,16 @@ export async function createLink(
           select l.*, p.link_domain
           from l join environments e on e.id = l.environment_id join projects p on p.id = e.project_id
         `;
-        if (row) await createLinkCounters(tx, row.id, environmentId);
+        if (row) {
+          await createLinkCounters(tx, row.id, environmentId);
+          if (audit) {
+            await recordAudit(tx, audit, {
+              action: "link.create",
+              project: { environmentId },
+              target: { type: "link", id: row.path },
+            });
+          }
+        }
         return row;
       });
       if (row) return row;

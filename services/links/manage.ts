@@ -1,6 +1,7 @@
 // Managing an environment's links through the admin routes: the managed link (the Link object
 // with its lifecycle and views), the cursor-paged list, edits, archive and delete.
 import type { Db, Sql } from "../../db/connect.ts";
+import { type AuditContext, recordAudit } from "../access/audit.ts";
 import { ApiError, notFound } from "../errors.ts";
 import { getEnvironmentOrThrow } from "../projects.ts";
 import {
@@ -79,15 +80,19 @@ export async function getManagedLinkOrThrow(
   return row;
 }
 
-/** Creates a link through the admin API (or the dashboard, or an import) and reads it back. */
+/**
+ * Creates a link through the admin API or the dashboard and reads it back; audited as
+ * `link.create` in the same transaction.
+ */
 export async function createManagedLink(
   sql: Sql,
   projectId: string | number,
   input: ManagedNewLink,
-  origin: "api" | "dashboard" = "api",
+  origin: "api" | "dashboard",
+  audit: AuditContext,
 ): Promise<ManagedLinkRow> {
   const env = await getEnvironmentOrThrow(sql, projectId);
-  const row = await createLink(sql, env.id, input, origin);
+  const row = await createLink(sql, env.id, input, origin, audit);
   return { ...row, total_views: 0, limited_views: 0 };
 }
 
@@ -135,13 +140,15 @@ const CLEARED: Record<string, unknown> = {
 
 /**
  * Applies `patch` to the link at `path`; `updated_at` moves. Setting a limit on a link that had
- * none counts the views it already has toward it.
+ * none counts the views it already has toward it. Every edit (activating, archiving and bringing
+ * back included) is audited as `link.update` in the same transaction.
  */
 export async function updateLink(
   sql: Sql,
   projectId: string | number,
   path: string,
   patch: LinkPatch,
+  audit: AuditContext,
 ): Promise<ManagedLinkRow> {
   const env = await getEnvironmentOrThrow(sql, projectId);
   if (!isLinkPath(path)) throw notFound("link");
@@ -168,6 +175,11 @@ export async function updateLink(
     if (old.max_views === null && patch.max_views != null) {
       await tx`update link_counters set limited_views = total_views where link_id = ${old.id}`;
     }
+    await recordAudit(tx, audit, {
+      action: "link.update",
+      project: { environmentId: env.id },
+      target: { type: "link", id: path },
+    });
     return await getManagedLinkOrThrow(tx, env.id, path);
   });
 }
@@ -175,12 +187,13 @@ export async function updateLink(
 /**
  * Deletes the link at `path` with its counters; its path is retired, never given again. The
  * analytics history and captured feed events keep their envelopes as they were recorded (their
- * link id then leads nowhere).
+ * link id then leads nowhere). Audited as `link.delete` in the same transaction.
  */
 export async function deleteLink(
   sql: Sql,
   projectId: string | number,
   path: string,
+  audit: AuditContext,
 ): Promise<void> {
   const env = await getEnvironmentOrThrow(sql, projectId);
   if (!isLinkPath(path)) throw notFound("link");
@@ -191,6 +204,11 @@ export async function deleteLink(
     `;
     if (!row) throw notFound("link");
     await tx`insert into retired_link_paths (path) values (${path}) on conflict do nothing`;
+    await recordAudit(tx, audit, {
+      action: "link.delete",
+      project: { environmentId: env.id },
+      target: { type: "link", id: path },
+    });
   });
 }
 

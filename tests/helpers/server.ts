@@ -25,6 +25,8 @@ export interface TestServer {
   views: ViewRecorder;
   /** The instance's live-tail streams (closed by close(), as main.ts does at shutdown). */
   liveTails: LiveTails;
+  /** The app it serves (its registered routes, for the access table's test). */
+  app: ReturnType<typeof createApp>;
   close(): Promise<void>;
 }
 
@@ -88,6 +90,7 @@ export function serveApp(
     config,
     views,
     liveTails,
+    app,
     async close() {
       await liveTails.close();
       controller.abort();

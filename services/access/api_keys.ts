@@ -1,0 +1,217 @@
+// API keys (`sk_…`): programs' credentials for one environment's admin routes, with scopes and
+// an optional expiry. Only the SHA-256 of a value is stored; the value is shown once, at creation.
+import type { Db, Sql } from "../../db/connect.ts";
+import type { Clock } from "../clock.ts";
+import { ApiError, notFound } from "../errors.ts";
+import { getEnvironmentOrThrow } from "../projects.ts";
+import { hashSecret, plausibleSecret, randomToken } from "../secrets.ts";
+import { type AuditContext, recordAudit } from "./audit.ts";
+import { memberRole } from "./members.ts";
+import { type Role, type Scope, SCOPES, scopesAllowedTo } from "./permissions.ts";
+import type { Principal } from "./principal.ts";
+
+export const API_KEY_PREFIX = "sk_";
+
+export interface ApiKeySummary {
+  id: number;
+  name: string;
+  scopes: Scope[];
+  hint: string;
+  created_at: string;
+  expires_at: string | null;
+  last_used_at: string | null;
+}
+
+export interface CreatedApiKey {
+  id: number;
+  name: string;
+  scopes: Scope[];
+  value: string;
+  created_at: string;
+  expires_at: string | null;
+  last_used_at: null;
+}
+
+interface KeyRow {
+  id: number;
+  name: string;
+  scopes: Scope[];
+  hint: string;
+  created_at: Date;
+  expires_at: Date | null;
+  last_used_at: Date | null;
+}
+
+const iso = (d: Date | null) => d?.toISOString() ?? null;
+
+interface KeyLookupRow {
+  id: number;
+  name: string;
+  environment_id: number;
+  scopes: Scope[];
+  created_by_account_id: number | null;
+  usable: boolean;
+  creator_role: Role | null;
+}
+
+/**
+ * The scopes `creator` may give a key: the admin token any; a key no more than its own; a person
+ * no more than their role on the project allows.
+ */
+async function assertScopesWithin(
+  db: Db,
+  creator: Principal,
+  environmentId: number,
+  scopes: readonly Scope[],
+): Promise<void> {
+  if (creator.type === "admin_token") return;
+  const allowed = creator.type === "api_key"
+    ? creator.scopes
+    : scopesAllowedTo(await memberRole(db, creator.id, { environmentId }) ?? "viewer");
+  const beyond = scopes.find((s) => !allowed.includes(s));
+  if (beyond !== undefined) {
+    throw new ApiError(
+      "insufficient_scope",
+      `the scope "${beyond}" is beyond what ${
+        creator.type === "api_key" ? "this key has itself" : "your role allows"
+      }`,
+    );
+  }
+}
+
+/** Creates a key for the environment; its value is returned here and never again. */
+export async function createApiKey(
+  sql: Sql,
+  clock: Clock,
+  creator: Principal,
+  projectId: string,
+  input: { name: string; scopes: readonly Scope[]; expires_at: string | null },
+  audit: AuditContext,
+): Promise<CreatedApiKey> {
+  const env = await getEnvironmentOrThrow(sql, projectId);
+  const now = clock.now();
+  const expiresAt = input.expires_at === null ? null : new Date(input.expires_at);
+  if (expiresAt !== null && (expiresAt <= now || expiresAt.getUTCFullYear() > 9999)) {
+    throw new ApiError("invalid_field", "expires_at: must be in the future (and before 10000)", {
+      field: "expires_at",
+    });
+  }
+  await assertScopesWithin(sql, creator, env.id, input.scopes);
+  // Stored in the table's order, whatever order they were given in.
+  const scopes = SCOPES.filter((s) => input.scopes.includes(s));
+  const value = API_KEY_PREFIX + randomToken(32);
+  const row = await sql.begin(async (tx) => {
+    const [row] = await tx<KeyRow[]>`
+      insert into api_keys (environment_id, name, scopes, key_hash, hint, created_at, expires_at,
+        created_by_account_id)
+      values (${env.id}, ${input.name}, ${scopes}::text[], ${hashSecret(value)},
+        ${`${API_KEY_PREFIX}…${value.slice(-4)}`}, ${now}, ${expiresAt},
+        ${creator.type === "account" ? creator.id : null})
+      returning id, name, scopes, created_at, expires_at
+    `;
+    await recordAudit(tx, audit, {
+      action: "api_key.create",
+      project: { environmentId: env.id },
+      target: { type: "api_key", id: row!.id },
+    });
+    return row;
+  });
+  return {
+    id: row!.id,
+    name: row!.name,
+    scopes: row!.scopes,
+    value,
+    created_at: row!.created_at.toISOString(),
+    expires_at: iso(row!.expires_at),
+    last_used_at: null,
+  };
+}
+
+/** The environment's keys that are not revoked (expired ones included), oldest first. */
+export async function listApiKeys(db: Db, projectId: string): Promise<ApiKeySummary[]> {
+  const env = await getEnvironmentOrThrow(db, projectId);
+  const rows = await db<KeyRow[]>`
+    select id, name, scopes, hint, created_at, expires_at, last_used_at from api_keys
+    where environment_id = ${env.id} and revoked_at is null
+    order by id
+  `;
+  return rows.map((r) => ({
+    id: r.id,
+    name: r.name,
+    scopes: r.scopes,
+    hint: r.hint,
+    created_at: r.created_at.toISOString(),
+    expires_at: iso(r.expires_at),
+    last_used_at: iso(r.last_used_at),
+  }));
+}
+
+/** Revokes a key: the next request with it is a 401, on every instance (nothing caches keys). */
+export async function revokeApiKey(
+  sql: Sql,
+  clock: Clock,
+  projectId: string,
+  keyId: string,
+  audit: AuditContext,
+): Promise<void> {
+  const env = await getEnvironmentOrThrow(sql, projectId);
+  const id = /^[1-9][0-9]{0,8}$/.test(keyId) ? Number(keyId) : null;
+  await sql.begin(async (tx) => {
+    const [row] = id === null ? [] : await tx`
+      update api_keys set revoked_at = ${clock.now()}
+      where id = ${id} and environment_id = ${env.id} and revoked_at is null
+      returning id
+    `;
+    if (!row) throw notFound("API key");
+    await recordAudit(tx, audit, {
+      action: "api_key.revoke",
+      project: { environmentId: env.id },
+      target: { type: "api_key", id: id! },
+    });
+  });
+}
+
+/**
+ * The key behind a presented `sk_` value; null when no key was ever issued with that value (the
+ * caller decides what else it may be); 401 when it is a key of ours that is revoked or expired
+ * (as the clock tells), or whose creator has left the project. Read fresh on every request, by
+ * digest through the unique index, with its creator's role (a key never does more than that
+ * role allows, even after a demotion); the last use is recorded in the same statement, at
+ * minute granularity (written only when the minute moved).
+ */
+export async function authenticateApiKey(
+  db: Db | Sql,
+  clock: Clock,
+  value: string,
+): Promise<Extract<Principal, { type: "api_key" }> | null> {
+  if (!value.startsWith(API_KEY_PREFIX) || !plausibleSecret(value)) return null;
+  const now = clock.now();
+  const minute = new Date(Math.floor(now.getTime() / 60_000) * 60_000);
+  const [row] = await db<KeyLookupRow[]>`
+    with key as (
+      select k.id, k.name, k.environment_id, k.scopes, k.created_by_account_id,
+        k.revoked_at is null and (k.expires_at is null or k.expires_at > ${now}) as usable,
+        (select m.role from project_members m join environments e on e.project_id = m.project_id
+          where e.id = k.environment_id and m.account_id = k.created_by_account_id) as creator_role
+      from api_keys k
+      where k.key_hash = ${hashSecret(value)}
+    ), touched as (
+      update api_keys set last_used_at = ${minute}
+      where id = (select id from key where usable)
+        and (last_used_at is null or last_used_at < ${minute})
+    )
+    select * from key
+  `;
+  if (!row) return null;
+  if (!row.usable || (row.created_by_account_id !== null && row.creator_role === null)) {
+    throw new ApiError("unauthorized", "API key revoked or expired");
+  }
+  const allowed = row.creator_role === null ? null : scopesAllowedTo(row.creator_role);
+  return {
+    type: "api_key",
+    id: row.id,
+    name: row.name,
+    environmentId: row.environment_id,
+    scopes: allowed === null ? row.scopes : row.scopes.filter((s) => allowed.includes(s)),
+  };
+}

@@ -1,0 +1,356 @@
+// Accounts, setup links, password sign-in, members and roles: a person's session is held to the
+// permission table on every page, and losing a membership or the account ends what it opened,
+// on the next request, on another instance too.
+import assert from "node:assert/strict";
+import { createApiKey } from "../services/access/api_keys.ts";
+import { CLI_AUDIT } from "../services/access/audit.ts";
+import { ManualClock } from "./helpers/clock.ts";
+import { getPage, postForm } from "./helpers/dashboard.ts";
+import { createTestDatabase } from "./helpers/database.ts";
+import { adminHeaders, assertError, call, createProject, serveApp } from "./helpers/server.ts";
+
+const db = await createTestDatabase();
+const clock = new ManualClock("2026-06-01T09:00:00Z");
+const srv = serveApp(db, { clock });
+const other = serveApp(db, { clock, sql: db.embedded ? srv.sql : undefined });
+Deno.test.afterAll(async () => {
+  await other.close();
+  await srv.close();
+  await db.close();
+});
+
+const admin = (method: string, path: string, body?: unknown) =>
+  call(srv.url, method, path, { headers: adminHeaders, body });
+const PASSWORD = "correct horse battery staple";
+
+interface Person {
+  id: number;
+  email: string;
+  name: string;
+  setupUrl: string;
+}
+
+async function newAccount(name: string): Promise<Person> {
+  const email = `${name.toLowerCase()}@example.test`;
+  const res = await admin("POST", "/api/v1/admin/accounts", { email, name });
+  assert.equal(res.status, 201, res.text);
+  return { id: res.body.account.id, email, name, setupUrl: res.body.setup_url };
+}
+
+/** Follows the setup link as a browser would: returns the signed-in session. */
+async function setUp(person: Person, password = PASSWORD) {
+  const token = new URL(person.setupUrl).searchParams.get("token")!;
+  const res = await postForm(srv.url, "/dashboard/setup", { cookie: "" }, {
+    token,
+    password,
+    confirm: password,
+  });
+  assert.equal(res.status, 303, res.text);
+  return await sessionFrom(res.headers);
+}
+
+async function sessionFrom(headers: Headers) {
+  const cookie = headers.get("set-cookie")!.split(";")[0]!;
+  const page = await getPage(srv.url, "/dashboard", { cookie });
+  assert.equal(page.status, 200);
+  const csrf = /name="_csrf" value="([^"]+)"/.exec(page.text)![1]!;
+  return { cookie, csrf };
+}
+
+function signInAs(email: string, password = PASSWORD) {
+  return postForm(srv.url, "/dashboard/sign-in", { cookie: "" }, { email, password });
+}
+
+Deno.test("an account is created with a setup link that works once, for 7 days", async () => {
+  const res = await admin("POST", "/api/v1/admin/accounts", {
+    email: "Ada@Example.test",
+    name: "Ada",
+  });
+  assert.equal(res.status, 201, res.text);
+  assert.deepEqual(Object.keys(res.body.account).sort(), ["created_at", "email", "id", "name"]);
+  const setupUrl = new URL(res.body.setup_url);
+  assert.equal(setupUrl.origin, srv.url);
+  assert.equal(setupUrl.pathname, "/dashboard/setup");
+  const token = setupUrl.searchParams.get("token")!;
+  assert.match(token, /^[A-Za-z0-9_-]{43}$/);
+  // The same email, in any case, is a conflict; bad bodies are 400; nothing stored.
+  assertError(
+    await admin("POST", "/api/v1/admin/accounts", { email: "ada@example.TEST", name: "Again" }),
+    409,
+    "conflict",
+  );
+  assertError(
+    await admin("POST", "/api/v1/admin/accounts", { email: "not-an-email", name: "X" }),
+    400,
+    "invalid_field",
+    /email/,
+  );
+  const listed = await admin("GET", "/api/v1/admin/accounts");
+  assert.equal(listed.body.accounts.length, 1);
+
+  const form = await getPage(srv.url, `/dashboard/setup?token=${token}`);
+  assert.equal(form.status, 200);
+  assert.match(form.text, /Ada@Example\.test/);
+  const short = await postForm(srv.url, "/dashboard/setup", { cookie: "" }, {
+    token,
+    password: "too short",
+    confirm: "too short",
+  });
+  assert.equal(short.status, 400);
+  assert.match(short.text, /at least 12 characters/);
+  const differ = await postForm(srv.url, "/dashboard/setup", { cookie: "" }, {
+    token,
+    password: PASSWORD,
+    confirm: PASSWORD + "!",
+  });
+  assert.equal(differ.status, 400);
+
+  const done = await postForm(srv.url, "/dashboard/setup", { cookie: "" }, {
+    token,
+    password: PASSWORD,
+    confirm: PASSWORD,
+  });
+  assert.equal(done.status, 303);
+  await sessionFrom(done.headers);
+  const [row] = await srv.sql`select password_hash from accounts where id = ${res.body.account.id}`;
+  assert.match(row!.password_hash, /^scrypt\$15\$8\$3\$[A-Za-z0-9_-]{22}\$[A-Za-z0-9_-]{43}$/);
+  // Used: the link is gone.
+  assert.equal((await getPage(srv.url, `/dashboard/setup?token=${token}`)).status, 404);
+  const again = await postForm(srv.url, "/dashboard/setup", { cookie: "" }, {
+    token,
+    password: "another long password",
+    confirm: "another long password",
+  });
+  assert.equal(again.status, 404);
+
+  // Another account's link, 7 days on: still valid one second before, gone at the mark.
+  const late = await newAccount("Late");
+  const lateToken = new URL(late.setupUrl).searchParams.get("token")!;
+  clock.advance(7 * 86_400_000 - 1_000);
+  assert.equal((await getPage(srv.url, `/dashboard/setup?token=${lateToken}`)).status, 200);
+  clock.advance(1_000);
+  assert.equal((await getPage(srv.url, `/dashboard/setup?token=${lateToken}`)).status, 404);
+  const expired = await postForm(srv.url, "/dashboard/setup", { cookie: "" }, {
+    token: lateToken,
+    password: PASSWORD,
+    confirm: PASSWORD,
+  });
+  assert.equal(expired.status, 404);
+});
+
+Deno.test("a person signs in with email and password; failures are limited per address", async () => {
+  const grace = await newAccount("Grace");
+  await setUp(grace);
+  const ok = await signInAs("GRACE@example.test");
+  assert.equal(ok.status, 303);
+  assert.equal((await sessionFrom(ok.headers)).cookie.length > 20, true);
+  const wrong = await signInAs(grace.email, "not the password at all");
+  assert.equal(wrong.status, 401);
+  assert.match(wrong.text, /do not match an account/);
+  const unknown = await signInAs("nobody@example.test");
+  assert.equal(unknown.status, 401);
+  // 10 failures in 15 minutes from one address (2 above): then even the right password waits.
+  for (let i = 0; i < 8; i++) {
+    assert.equal((await signInAs(grace.email, `wrong password ${i}`)).status, 401);
+  }
+  const limited = await signInAs(grace.email);
+  assert.equal(limited.status, 503);
+  assert.match(limited.text, /Too many failed sign-ins/);
+  clock.advance(15 * 60_000 + 1_000);
+  assert.equal((await signInAs(grace.email)).status, 303);
+});
+
+Deno.test("members act as their role allows, and nothing changes when they may not", async () => {
+  const project = await createProject(srv.url, { name: "Team" });
+  const elsewhere = await createProject(srv.url, { name: "Elsewhere" });
+  const owner = await newAccount("Olive");
+  const editor = await newAccount("Eddie");
+  const viewer = await newAccount("Vera");
+  const members = `/api/v1/admin/projects/${project.hashid}/members`;
+  // The first member must be an owner: a project with members keeps one.
+  assertError(await admin("PUT", `${members}/${editor.id}`, { role: "editor" }), 409, "conflict");
+  assert.equal((await admin("PUT", `${members}/${owner.id}`, { role: "owner" })).status, 200);
+  const put = await admin("PUT", `${members}/${editor.id}`, { role: "editor" });
+  assert.deepEqual(put.body.member, {
+    account_id: editor.id,
+    email: editor.email,
+    name: "Eddie",
+    role: "editor",
+  });
+  await admin("PUT", `${members}/${viewer.id}`, { role: "viewer" });
+  assertError(
+    await admin("PUT", `${members}/${viewer.id}`, { role: "boss" }),
+    400,
+    "invalid_field",
+  );
+  assertError(await admin("PUT", `${members}/999999`, { role: "viewer" }), 404, "not_found");
+  const list = await admin("GET", members);
+  assert.deepEqual(list.body.members.map((m: { role: string }) => m.role), [
+    "owner",
+    "editor",
+    "viewer",
+  ]);
+  // The only owner can neither leave nor be demoted.
+  assertError(await admin("DELETE", `${members}/${owner.id}`), 409, "conflict");
+  assertError(await admin("PUT", `${members}/${owner.id}`, { role: "admin" }), 409, "conflict");
+
+  const ed = await setUp(editor);
+  const ve = await setUp(viewer);
+  const ol = await setUp(owner);
+  const env = `/dashboard/environments/${project.productionId}`;
+  // Projects: each sees only their own; none may create one.
+  const home = await getPage(srv.url, "/dashboard", ed);
+  assert.match(home.text, /Team/);
+  assert.doesNotMatch(home.text, /Elsewhere/);
+  assert.doesNotMatch(home.text, /Create a project/);
+  const counts = async () => ({
+    projects: Number((await srv.sql`select count(*) as n from projects`)[0]!.n),
+    links: Number((await srv.sql`select count(*) as n from links`)[0]!.n),
+    tokens: Number((await srv.sql`select count(*) as n from feed_tokens`)[0]!.n),
+    audit: Number((await srv.sql`select count(*) as n from audit_log`)[0]!.n),
+  });
+  const before = await counts();
+  const refused: [typeof ed, string, Record<string, string>?][] = [
+    [ed, "/dashboard/projects", { name: "Mine" }],
+    [ve, `${env}/links`, { title: "viewer's link" }],
+    [ed, `${env}/tokens`, { name: "t" }],
+    [ed, `/dashboard/projects/${project.hashid}`, { name: "Renamed by editor" }],
+    [ed, `/dashboard/projects/${project.hashid}/regenerate-key`, {}],
+    [ed, `/dashboard/environments/${elsewhere.productionId}/links`, { title: "x" }],
+  ];
+  for (const [who, path, fields] of refused) {
+    const res = await postForm(srv.url, path, who, { _csrf: who.csrf, ...fields });
+    assert.equal(res.status, 403, `${path}: ${res.status}`);
+  }
+  for (
+    const [who, path] of [
+      [ve, `${env}/export`],
+      [ed, `${env}/tokens`],
+      [ed, `${env}/live`],
+      [ed, `/dashboard/environments/${elsewhere.productionId}/links`],
+      [ed, `/dashboard/projects/${elsewhere.hashid}`],
+    ] as const
+  ) {
+    assert.equal((await getPage(srv.url, path, who)).status, 403, path);
+  }
+  assert.deepEqual(await counts(), before);
+
+  // What their roles allow.
+  assert.equal((await getPage(srv.url, `${env}/links`, ve)).status, 200);
+  assert.equal((await getPage(srv.url, `${env}/metrics`, ve)).status, 200);
+  const made = await postForm(srv.url, `${env}/links`, ed, { _csrf: ed.csrf, title: "Eddie's" });
+  assert.equal(made.status, 303);
+  const [entry] = await srv.sql`select * from audit_log order by id desc limit 1`;
+  assert.equal(entry!.action, "link.create");
+  assert.equal(entry!.actor_type, "account");
+  assert.equal(entry!.actor_id, editor.id);
+  assert.equal(entry!.actor_name, "Eddie");
+  const renamed = await postForm(srv.url, `/dashboard/projects/${project.hashid}`, ol, {
+    _csrf: ol.csrf,
+    name: "Team renamed",
+  });
+  assert.equal(renamed.status, 303);
+  // A member's settings form has no Enterprise switch: the project keeps its Enterprise access.
+  const after = await admin("GET", `/api/v1/admin/projects/${project.hashid}`);
+  assert.equal(after.body.project.name, "Team renamed");
+  assert.equal(after.body.project.enterprise, true);
+  assert.equal((await getPage(srv.url, `${env}/tokens`, ol)).status, 200);
+});
+
+Deno.test("removing a member or an account ends its sessions and keys on the next request", async () => {
+  const project = await createProject(srv.url, { name: "Leaving" });
+  const owner = await newAccount("Owen");
+  const leaver = await newAccount("Lea");
+  const members = `/api/v1/admin/projects/${project.hashid}/members`;
+  await admin("PUT", `${members}/${owner.id}`, { role: "owner" });
+  await admin("PUT", `${members}/${leaver.id}`, { role: "admin" });
+  const lea = await setUp(leaver);
+  const env = `/dashboard/environments/${project.productionId}`;
+  assert.equal((await getPage(other.url, `${env}/tokens`, lea)).status, 200);
+
+  // A key Lea creates (the service the dashboard's key page calls) is bounded by her role.
+  const principal = { type: "account" as const, id: leaver.id, name: "Lea", email: leaver.email };
+  const key = await createApiKey(srv.sql, clock, principal, String(project.productionId), {
+    name: "lea's",
+    scopes: ["admin", "links:read"],
+    expires_at: null,
+  }, CLI_AUDIT);
+  const asKey = (url: string, path: string) =>
+    call(url, "GET", path, { headers: { Authorization: `Bearer ${key.value}` } });
+  const tokens = `/api/v1/projects/${project.productionId}/event_stream_tokens`;
+  assert.equal((await asKey(other.url, tokens)).status, 200);
+  // Demoted to viewer: the key keeps only what a viewer may give (links:read).
+  await admin("PUT", `${members}/${leaver.id}`, { role: "viewer" });
+  assertError(await asKey(other.url, tokens), 403, "insufficient_scope");
+  assert.equal(
+    (await asKey(other.url, `/api/v1/projects/${project.productionId}/links`)).status,
+    200,
+  );
+  assert.equal((await getPage(other.url, `${env}/tokens`, lea)).status, 403);
+
+  // Removed: the project is closed to her session and her key, at once, on the other instance.
+  assert.equal((await admin("DELETE", `${members}/${leaver.id}`)).status, 204);
+  assert.equal((await getPage(other.url, `${env}/links`, lea)).status, 403);
+  assertError(
+    await asKey(other.url, `/api/v1/projects/${project.productionId}/links`),
+    401,
+    "unauthorized",
+  );
+  assertError(await admin("DELETE", `${members}/${leaver.id}`), 404, "not_found");
+
+  // The account removed: its session ends everywhere (sign in again).
+  assert.equal((await getPage(other.url, "/dashboard", lea)).status, 200);
+  assert.equal((await admin("DELETE", `/api/v1/admin/accounts/${leaver.id}`)).status, 204);
+  const after = await getPage(other.url, "/dashboard", lea);
+  assert.equal(after.status, 303);
+  assert.match(after.headers.get("location") ?? "", /sign-in/);
+  assertError(await admin("DELETE", `/api/v1/admin/accounts/${leaver.id}`), 404, "not_found");
+  // The only owner of a project with other members cannot be removed.
+  const stay = await newAccount("Stay");
+  await admin("PUT", `${members}/${stay.id}`, { role: "editor" });
+  assertError(await admin("DELETE", `/api/v1/admin/accounts/${owner.id}`), 409, "conflict");
+});
+
+Deno.test("accounts and members are the instance admin's and people's, never a key's", async () => {
+  const project = await createProject(srv.url, { name: "Keyless" });
+  const key = (await admin("POST", `/api/v1/projects/${project.productionId}/api_keys`, {
+    name: "all",
+    scopes: ["links:read", "links:write", "analytics:read", "events:read", "admin"],
+  })).body.api_key.value;
+  const as = (method: string, path: string, body?: unknown) =>
+    call(srv.url, method, path, { headers: { Authorization: `Bearer ${key}` }, body });
+  assertError(await as("GET", "/api/v1/admin/accounts"), 403, "forbidden");
+  assertError(
+    await as("POST", "/api/v1/admin/accounts", { email: "k@example.test", name: "K" }),
+    403,
+    "forbidden",
+  );
+  assertError(
+    await as("GET", `/api/v1/admin/projects/${project.hashid}/members`),
+    403,
+    "forbidden",
+  );
+});
+
+Deno.test("only hashes of passwords, keys and links are in a pg_dump", async () => {
+  if (db.embedded) return; // pg_dump needs a PostgreSQL server
+  const person = await newAccount("Dumped");
+  const setupToken = new URL(person.setupUrl).searchParams.get("token")!;
+  const unusedSetup = new URL((await newAccount("Unused")).setupUrl).searchParams.get("token")!;
+  await setUp(person, "a password that must not leak");
+  const project = await createProject(srv.url, { name: "Dump" });
+  const key = (await admin("POST", `/api/v1/projects/${project.productionId}/api_keys`, {
+    name: "dumped",
+    scopes: ["admin"],
+  })).body.api_key.value;
+  const dump = new Deno.Command("pg_dump", { args: [db.url], stdout: "piped", stderr: "piped" });
+  const out = await dump.output();
+  assert.equal(out.code, 0, new TextDecoder().decode(out.stderr));
+  const text = new TextDecoder().decode(out.stdout);
+  assert.match(text, /scrypt\$15/);
+  for (
+    const secret of ["a password that must not leak", key, setupToken, unusedSetup, project.key]
+  ) {
+    assert.ok(!text.includes(secret), "a secret is in the dump");
+  }
+});
