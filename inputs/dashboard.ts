@@ -14,6 +14,11 @@ export const listQuery = z.object({
   page: optional(pageNumber),
 });
 
+/** The links page: `q` and `page`, and `state` (every link but the archived ones when absent). */
+export const linkListQuery = listQuery.extend({
+  state: optional(z.enum(["active", "inactive", "expired", "archived"])),
+});
+
 /** `days` of the events-per-day chart: 1 to 90, 30 when absent. */
 export const chartQuery = z.object({
   days: optional(
