@@ -84,7 +84,7 @@ export function LinksPage(props: {
       )}
       <section class="card" aria-labelledby="links-h">
         <div class="actions">
-          <h2 id="links-h">Links made in the dashboard</h2>
+          <h2 id="links-h">Links made here, by the admin API or by an import</h2>
         </div>
         <p class="muted">
           Links your apps make through <code>generate_link</code>{" "}
@@ -142,7 +142,10 @@ export function LinksPage(props: {
                       </span>
                     )}
                   </div>
-                  <span class="views">{formatNumber(l.counters.total_views)} views</span>
+                  <span class="views">
+                    {formatNumber(l.counters.total_views)}{" "}
+                    {l.counters.total_views === 1 ? "view" : "views"}
+                  </span>
                   <StateBadge state={l.state} />
                 </li>
               ))}
@@ -183,14 +186,14 @@ function ImportExport(props: {
   return (
     <section class="card" aria-labelledby="import-h">
       <h2 id="import-h">Import and export</h2>
-      <p class="muted">
+      <p class="muted import-intro">
         A CSV with a header row of field names (<code>path</code>, <code>title</code>,{" "}
         <code>desktop_url</code>, …) and up to 100,000 links. Either every row is imported or none
         is: a file with a bad row changes nothing, and the report names each bad row.
       </p>
       {props.report && (
         <div class="import-report" role="group" aria-labelledby="import-report-h">
-          <h3 id="import-report-h">Nothing was imported</h3>
+          <h3 id="import-report-h">Import report</h3>
           <p>{props.report.message}</p>
           {errors.length > 0 && (
             <div class="table-scroll">
@@ -240,7 +243,7 @@ function ImportExport(props: {
           </a>
         </div>
       </form>
-      <p class="muted">
+      <p class="muted import-note">
         The export has every link listed here, archived ones included, with its state and lifetime
         counters, and imports as it is into another environment. (Links your apps make are in the
         admin API's export.)
@@ -281,7 +284,7 @@ export function NewLinkPage(props: {
           <legend>What people see</legend>
           {props.editing
             ? (
-              <p class="muted">
+              <p class="muted field">
                 Path <code>{props.editing}</code> (a link's path never changes)
               </p>
             )
