@@ -31,10 +31,23 @@ Deno.test("dashboard: create with a chosen path and expiry, edit every field, ar
   assert.doesNotMatch(view.text, /<b>Poster/);
   assert.match(view.text, /At most 25 views/);
 
-  // The same path again: the form comes back with the error beside the field.
-  const again = await postForm(srv.url, links, client, { _csrf: client.csrf, path: "poster-2026" });
-  assert.equal(again.status, 400);
-  assert.match(again.text, /is taken/);
+  // The same path again, a reserved one, too long, bad characters: the form comes back with the
+  // error beside the path field, and nothing is stored.
+  const before = await linkCount();
+  for (
+    const [path, message] of [
+      ["poster-2026", /is taken/],
+      ["dashboard", /reserved/],
+      ["x".repeat(65), /64/],
+      ["with space", /1 to 64 of A-Z, a-z, 0-9, - and _/],
+    ] as const
+  ) {
+    const again = await postForm(srv.url, links, client, { _csrf: client.csrf, path });
+    assert.equal(again.status, 400, path);
+    const error = /<p class="error-text" id="f-path-error">([^<]*)<\/p>/.exec(again.text)?.[1];
+    assert.match(error ?? "", message, path);
+  }
+  assert.equal(await linkCount(), before);
 
   const form = await getPage(srv.url, `${links}/poster-2026/edit`, client);
   assert.equal(form.status, 200);
