@@ -6,7 +6,7 @@ import { streamSSE } from "hono/streaming";
 import type { HtmlEscapedString } from "hono/utils/html";
 import { renderSVG } from "uqr";
 import { z } from "zod";
-import { chartQuery, listQuery } from "../inputs/dashboard.ts";
+import { chartQuery, linkListQuery, listQuery } from "../inputs/dashboard.ts";
 import { text } from "../inputs/common.ts";
 import { clientAddress } from "../inputs/headers.ts";
 import {
@@ -23,6 +23,9 @@ import { LiveTails } from "../services/live_tail.ts";
 import { createFeedToken, listFeedTokens, revokeFeedToken } from "../services/feed_tokens.ts";
 import { accessPath } from "../services/links/links.ts";
 import { createManagedLink, deleteLink, updateLink } from "../services/links/manage.ts";
+import { importLinks, ImportRefused } from "../services/links/csv.ts";
+import { linkExportBody, MAX_IMPORT_BYTES, readImportRows } from "../services/links/csv_text.ts";
+import { csrfTokenMatches } from "../services/sessions.ts";
 import { describeError } from "../services/log.ts";
 import {
   createProject,
@@ -57,15 +60,23 @@ import { envBase } from "./layout.tsx";
 import { ErrorPage } from "./pages/error.tsx";
 import { ExportPage } from "./pages/export.tsx";
 import { LivePage } from "./pages/live.tsx";
-import { DeleteLinkPage, LinkPage, LinksPage, NewLinkPage } from "./pages/links.tsx";
+import {
+  DeleteLinkPage,
+  type ImportReport,
+  LinkPage,
+  LinksPage,
+  NewLinkPage,
+} from "./pages/links.tsx";
 import { MetricsPage } from "./pages/metrics.tsx";
 import { ProjectPage, ProjectsPage, RegenerateKeyPage } from "./pages/projects.tsx";
 import { SignInPage } from "./pages/signin.tsx";
 import { RevokeTokenPage, TokensPage } from "./pages/tokens.tsx";
+import { openUpload, UploadCut } from "./upload.ts";
 import {
   auditOf,
   BASE,
   clearSessionCookie,
+  CSRF_FIELD,
   type DashboardEnv,
   isCrossSite,
   requireAccess,
@@ -91,6 +102,11 @@ function page(
   status: 200 | 400 | 401 | 403 | 404 | 409 | 500 | 503 = 200,
 ) {
   return c.html(html`<!doctype html>${node}`, status);
+}
+
+/** "1 link", "2,000 links". */
+function formatCount(n: number, noun: string): string {
+  return `${n.toLocaleString("en-US")} ${noun}${n === 1 ? "" : "s"}`;
 }
 
 /** A service's message as a sentence: capitalised, with one full stop. */
@@ -416,23 +432,122 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
   // …/api-keys, /projects/:hashid/members, …/audit, /accounts, /account – team access
   accessPages(app, deps, { page, loadEnv });
 
-  // GET /dashboard/environments/:project_id/links – dashboard links, searched and paged
-  app.get("/environments/:project_id/links", async (c) => {
-    const ctx = await loadEnv(c);
-    const query = listQuery.parse(c.req.query());
+  /** The links page: a search and state filter, and what an import said (notice or report). */
+  async function linksPage(
+    c: Context<DashboardEnv>,
+    ctx: Awaited<ReturnType<typeof loadEnv>>,
+    outcome: { notice?: string; importReport?: ImportReport } = {},
+  ) {
+    const query = linkListQuery.parse(c.req.query());
     const result = await listDashboardLinks(sql, ctx.env.id, {
       search: query.q,
       page: query.page,
+      state: query.state,
+      now: clock.now(),
     });
     return page(
       c,
       <LinksPage
         {...ctx}
         search={query.q ?? ""}
+        state={query.state ?? ""}
         page={result}
         linkBaseUrl={config.linkBaseUrl}
+        {...outcome}
       />,
+      outcome.importReport ? 400 : 200,
     );
+  }
+
+  // GET /dashboard/environments/:project_id/links – dashboard links, searched, filtered, paged
+  app.get("/environments/:project_id/links", async (c) => {
+    const ctx = await loadEnv(c);
+    const imported = /^[0-9]{1,6}$/.test(c.req.query("imported") ?? "")
+      ? Number(c.req.query("imported"))
+      : undefined;
+    const notice = imported !== undefined
+      ? `${formatCount(imported, "link")} imported.`
+      : c.req.query("deleted") === "1"
+      ? "Link deleted. Its path will never be given to another link."
+      : undefined;
+    return await linksPage(c, ctx, notice ? { notice } : {});
+  });
+
+  // POST /dashboard/environments/:project_id/links/import – a CSV file, all or nothing (the
+  // admin API's import service). The body is streamed: the form token, which the form puts
+  // before the file, is checked here as the body is read (security.ts leaves it to this route).
+  app.post("/environments/:project_id/links/import", async (c) => {
+    const ctx = await loadEnv(c);
+    const upload = await openUpload(c.req.raw, {
+      fileField: "file",
+      accept: (fields) => csrfTokenMatches(ctx.session, fields[CSRF_FIELD]),
+      maxFileBytes: MAX_IMPORT_BYTES,
+    });
+    if (!upload.ok) {
+      if (upload.reason === "no_file") {
+        return await linksPage(c, ctx, {
+          importReport: { message: "Choose a CSV file to import.", errors: [] },
+        });
+      }
+      return c.text(
+        "This form has expired or was not sent from the dashboard. Reload the page and try again.",
+        403,
+      );
+    }
+    try {
+      const { imported } = await importLinks(
+        sql,
+        ctx.env.id,
+        readImportRows(upload.file),
+        auditOf(c),
+      );
+      return c.redirect(`${envBase(ctx.env.id)}/links?imported=${imported}`, 303);
+    } catch (err) {
+      if (err instanceof ImportRefused) {
+        return await linksPage(c, ctx, {
+          importReport: { message: sentence(err.message), errors: err.errors },
+        });
+      }
+      if (err instanceof ApiError && err.code === "payload_too_large") {
+        return await linksPage(c, ctx, {
+          importReport: {
+            message: `${sentence(err.message)} Nothing was imported: split it into smaller files.`,
+            errors: [],
+          },
+        });
+      }
+      if (err instanceof UploadCut) {
+        return await linksPage(c, ctx, {
+          importReport: {
+            message: "The upload ended before the whole file arrived. Nothing was imported.",
+            errors: [],
+          },
+        });
+      }
+      throw err;
+    } finally {
+      await upload.finish();
+    }
+  });
+
+  // GET /dashboard/environments/:project_id/links/export.csv – the links listed here (archived
+  // ones too) with their counters, streamed as the admin API's export is
+  app.get("/environments/:project_id/links/export.csv", async (c) => {
+    const { env } = await loadEnv(c);
+    const requestId = c.get("requestId");
+    const body = await linkExportBody(sql, env.id, {
+      now: clock.now(),
+      withSdkLinks: false,
+      onError: (err) =>
+        deps.logger.error("dashboard link export failed mid-stream", {
+          request_id: requestId,
+          ...describeError(err),
+        }),
+    });
+    return c.body(body, 200, {
+      "Content-Type": "text/csv; charset=utf-8",
+      "Content-Disposition": `attachment; filename="links-${env.id}.csv"`,
+    });
   });
 
   // GET /dashboard/environments/:project_id/links/new – the form with every generate_link field
@@ -461,7 +576,7 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
 
   async function loadLink(c: Context<DashboardEnv>) {
     const ctx = await loadEnv(c);
-    const link = await getDashboardLink(sql, ctx.env.id, c.req.param("path") ?? "");
+    const link = await getDashboardLink(sql, ctx.env.id, c.req.param("path") ?? "", clock.now());
     if (!link) throw new ApiError("not_found", "There is no dashboard link at that path here.");
     return { ...ctx, link };
   }
@@ -567,7 +682,7 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
     const ctx = await loadEnv(c);
     const { days } = chartQuery.parse(c.req.query());
     const [links, perDay] = await Promise.all([
-      topDashboardLinks(sql, ctx.env.id),
+      topDashboardLinks(sql, ctx.env.id, clock.now()),
       eventsPerDay(sql, ctx.env.id, { now: clock.now(), days }),
     ]);
     return page(c, <MetricsPage {...ctx} links={links} days={perDay} />);

@@ -14,6 +14,17 @@ export const listQuery = z.object({
   page: optional(pageNumber),
 });
 
+/**
+ * The links page: `q` and `page`, and `state` (every link but the archived ones when absent or
+ * empty, as the form's first choice sends it).
+ */
+export const linkListQuery = listQuery.extend({
+  state: z.preprocess(
+    (v) => (v === "" || v === null ? undefined : v),
+    z.enum(["active", "inactive", "expired", "archived"]).optional(),
+  ),
+});
+
 /** `days` of the events-per-day chart: 1 to 90, 30 when absent. */
 export const chartQuery = z.object({
   days: optional(

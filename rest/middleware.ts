@@ -11,8 +11,11 @@ const limit: MiddlewareHandler<AppEnv> = bodyLimit({
   onError: () => errorResponse("payload_too_large", "request body is larger than 1 MiB"),
 });
 
-/** The links CSV import streams its body under a limit of its own (rest/link_csv.ts). */
-const IMPORT_PATH = /^\/api\/v1\/projects\/[^/]+\/links\/import$/;
+/**
+ * The links CSV imports (the admin API's and the dashboard's upload) stream their body under a
+ * limit of their own (services/links/csv_text.ts).
+ */
+const IMPORT_PATH = /^\/(api\/v1\/projects|dashboard\/environments)\/[^/]+\/links\/import$/;
 
 /**
  * Bodies over 1 MiB are refused (413). GET and HEAD requests carry none the app reads, so the

@@ -83,7 +83,28 @@ const LINK_ROUTES_ALLOWED: Record<string, { status: number; change: boolean }> =
   "POST /dashboard/environments/:project_id/links/:path/archive": { status: 303, change: true },
   "GET /dashboard/environments/:project_id/links/:path/delete": { status: 200, change: false },
   "POST /dashboard/environments/:project_id/links/:path/delete": { status: 303, change: true },
+  "POST /dashboard/environments/:project_id/links/import": { status: 303, change: true },
+  "GET /dashboard/environments/:project_id/links/export.csv": { status: 200, change: false },
 };
+
+/** The dashboard's CSV import is a multipart upload: the form token first, then the file. */
+let imports = 0;
+async function postImport(url: string, s: { cookie: string; csrf: string }) {
+  const form = new FormData();
+  form.append("_csrf", s.csrf);
+  form.append(
+    "file",
+    new Blob([`path,title\nmatrix-import-${++imports},Imported\n`], { type: "text/csv" }),
+    "links.csv",
+  );
+  const res = await fetch(srv.url + url, {
+    method: "POST",
+    body: form,
+    headers: { cookie: s.cookie, Origin: srv.url },
+    redirect: "manual",
+  });
+  return { status: res.status, headers: res.headers, text: await res.text() };
+}
 
 const auditCount = async () =>
   Number((await srv.sql`select count(*)::int as n from audit_log`)[0]!.n);
@@ -259,6 +280,8 @@ Deno.test("every dashboard page and form: each role is allowed or refused as the
         ? await openStream(url, s.cookie)
         : r.method === "GET"
         ? await getPage(srv.url, url, s)
+        : r.path.endsWith("/links/import")
+        ? await postImport(url, s)
         : await postForm(srv.url, url, s, { _csrf: s.csrf, ...DASHBOARD_FORMS[key] });
       const label = `${r.method} ${r.path} as ${s.name}`;
       if (may) {

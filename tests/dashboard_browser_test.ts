@@ -3,13 +3,7 @@
 // download, sign out. Every page is shot at 390×844 and 1440×900 (light and dark) into
 // test-output/screenshots, and fails on horizontal overflow at 390 px or an unlabelled field.
 import assert from "node:assert/strict";
-import type { Page } from "playwright-core";
-import {
-  hasChromium,
-  hasHorizontalOverflow,
-  launchBrowser,
-  screenshot,
-} from "./helpers/browser.ts";
+import { checkPage, hasChromium, launchBrowser } from "./helpers/browser.ts";
 import { ManualClock } from "./helpers/clock.ts";
 import { Webhook } from "standardwebhooks";
 import { callOnHost } from "./helpers/host.ts";
@@ -24,29 +18,6 @@ import {
 } from "./helpers/server.ts";
 
 const NOW = "2026-06-15T12:00:00.000Z";
-
-async function checkPage(page: Page, name: string): Promise<void> {
-  // Every visible field has a label (or an aria-label), for screen readers and keyboards.
-  const unlabelled = await page.evaluate(() =>
-    [...document.querySelectorAll("input:not([type=hidden]), textarea, select")]
-      .filter((el) =>
-        !(el as HTMLInputElement).labels?.length && !el.getAttribute("aria-label") &&
-        !el.getAttribute("aria-labelledby")
-      )
-      .map((el) => (el as HTMLInputElement).name || el.id)
-  );
-  assert.deepEqual(unlabelled, [], `${name}: fields without a label`);
-  await page.setViewportSize({ width: 390, height: 844 });
-  assert.equal(await hasHorizontalOverflow(page), false, `${name}: overflows at 390 px`);
-  await screenshot(page, `${name}-390`);
-  await page.emulateMedia({ colorScheme: "dark" });
-  assert.equal(await hasHorizontalOverflow(page), false, `${name}: overflows at 390 px, dark`);
-  await screenshot(page, `${name}-390-dark`);
-  await page.setViewportSize({ width: 1440, height: 900 });
-  await screenshot(page, `${name}-1440-dark`);
-  await page.emulateMedia({ colorScheme: "light" });
-  await screenshot(page, `${name}-1440`);
-}
 
 Deno.test({
   name: "dashboard in Chromium: every page works end to end, on a phone and a desktop",

@@ -1,10 +1,12 @@
-// 100,000 links through the CSV import and export, both streamed: the time each takes and how far
-// the process's memory rises meanwhile (written to test-output/links_csv_scale.json).
+// 100,000 links through the CSV import (the admin API's, and the dashboard's upload) and export,
+// all streamed: the time each takes and how far the process's memory rises meanwhile (written to
+// test-output/links_csv_scale.json).
 import assert from "node:assert/strict";
 import { ADMIN_TOKEN, adminHeaders, createProject } from "./helpers/server.ts";
 import { createTestDatabase } from "./helpers/database.ts";
 import { listening, startService } from "./helpers/process.ts";
 import { residentBytes, sampleMemory } from "./helpers/client.ts";
+import { signInOverHttp } from "./helpers/dashboard.ts";
 
 const ROWS = 100_000;
 // 400 bytes a row more: the file is about 50 MB, several times the service's heap headroom.
@@ -51,23 +53,35 @@ async function measure(work: () => Promise<void>): Promise<{ ms: number; growthM
   };
 }
 
-/** The CSV as a stream, written as it is sent (the client holds no copy of it). */
-function csvStream(): ReadableStream<Uint8Array> {
+/**
+ * The CSV as a stream, written as it is sent (the client holds no copy of it). `prefix` starts
+ * every path; `lastRowBad` makes the last row's max_views invalid; `before` and `after` wrap
+ * the file (a multipart form's parts).
+ */
+function csvStream(
+  options: { prefix?: string; lastRowBad?: boolean; before?: string; after?: string } = {},
+): ReadableStream<Uint8Array> {
   const encoder = new TextEncoder();
+  const prefix = options.prefix ?? "imp";
   let i = 0;
   return new ReadableStream({
     start(c) {
       c.enqueue(
-        encoder.encode("path,title,subtitle,data,tags,desktop_url,tracking_campaign,max_views\n"),
+        encoder.encode(
+          (options.before ?? "") +
+            "path,title,subtitle,data,tags,desktop_url,tracking_campaign,max_views\n",
+        ),
       );
     },
     pull(c) {
       let chunk = "";
       for (let n = 0; n < 1000 && i < ROWS; n++, i++) {
-        chunk += `imp-${i},Link number ${i},${SUBTITLE},"{""n"":${i}}",` +
+        const maxViews = options.lastRowBad && i === ROWS - 1 ? "many" : i % 3 === 0 ? 100 : "";
+        chunk += `${prefix}-${i},Link number ${i},${SUBTITLE},"{""n"":${i}}",` +
           `"[""bulk"",""t${i % 10}""]",` +
-          `https://example.com/page/${i},campaign-${i % 7},${i % 3 === 0 ? 100 : ""}\n`;
+          `https://example.com/page/${i},campaign-${i % 7},${maxViews}\n`;
       }
+      if (i >= ROWS) chunk += options.after ?? "";
       c.enqueue(encoder.encode(chunk));
       if (i >= ROWS) c.close();
     },
@@ -96,6 +110,49 @@ Deno.test("import of 100,000 rows: stored in one go, memory flat", async () => {
   );
   assert.equal((await count.json()).links[0].path, "imp-99999");
   figures.import = m;
+  assert.ok(m.growthMb < MAX_GROWTH_MB, `memory grew ${m.growthMb} MB`);
+});
+
+Deno.test("the dashboard's upload of 100,000 rows, its last one bad: streamed, refused whole, memory flat", async () => {
+  const client = await signInOverHttp(url);
+  const boundary = "----scale-test-boundary";
+  const before = `--${boundary}\r\nContent-Disposition: form-data; name="_csrf"\r\n\r\n` +
+    `${client.csrf}\r\n--${boundary}\r\n` +
+    `Content-Disposition: form-data; name="file"; filename="links.csv"\r\n` +
+    `Content-Type: text/csv\r\n\r\n`;
+  let status = 0;
+  let text = "";
+  const m = await measure(async () => {
+    const res = await fetch(
+      `${url}/dashboard/environments/${project.productionId}/links/import`,
+      {
+        method: "POST",
+        headers: {
+          cookie: client.cookie,
+          Origin: url,
+          "Content-Type": `multipart/form-data; boundary=${boundary}`,
+        },
+        body: csvStream({
+          prefix: "dash",
+          lastRowBad: true,
+          before,
+          after: `\r\n--${boundary}--\r\n`,
+        }),
+        redirect: "manual",
+      },
+    );
+    status = res.status;
+    text = await res.text();
+  });
+  assert.equal(status, 400, text.slice(0, 500));
+  assert.match(text, /The file has 1 bad row; nothing was imported\./);
+  assert.match(text, /<td>100,000<\/td><td><code>max_views<\/code><\/td>/);
+  const found = await fetch(
+    `${url}/api/v1/projects/${project.productionId}/links?limit=1&q=dash-1`,
+    { headers: adminHeaders },
+  );
+  assert.deepEqual((await found.json()).links, [], "nothing of the file was stored");
+  figures.dashboard_refused_import = m;
   assert.ok(m.growthMb < MAX_GROWTH_MB, `memory grew ${m.growthMb} MB`);
 });
 

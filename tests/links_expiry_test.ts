@@ -18,6 +18,8 @@ Deno.test.afterAll(async () => {
 const project = await createProject(srv.url);
 const DESKTOP = "Mozilla/5.0 (Macintosh; Intel Mac OS X 10_15_7) AppleWebKit/537.36 Chrome/124.0";
 const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15";
+const ANDROID = "Mozilla/5.0 (Linux; Android 14; Pixel 8) AppleWebKit/537.36 Chrome/124.0 Mobile";
+const CRAWLER = "Twitterbot/1.0";
 
 async function create(body: Record<string, unknown>) {
   const res = await call(srv.url, "POST", `/api/v1/projects/${project.productionId}/links`, {
@@ -87,6 +89,56 @@ Deno.test("expires_at: from that instant 410 (or 302 to expired_url), no view; l
   clock.set(NOW);
 });
 
+Deno.test("an expired link answers the same on every platform: no preview, no app page, nothing of the link", async () => {
+  // The project's iOS app has a scheme, so a live hit from an iPhone would get the open-app page.
+  const apps = await call(srv.url, "PATCH", `/api/v1/admin/projects/${project.hashid}`, {
+    headers: adminHeaders,
+    body: { apps: { ios: { team_id: "ABCDE12345", bundle_id: "com.acme.app", scheme: "acme" } } },
+  });
+  assert.equal(apps.status, 200, apps.text);
+  const fields = {
+    title: "Secret <sale>",
+    image: "https://img.example/sale.png",
+    ios_custom_redirect: { url: "https://ios.example/", open_app_if_installed: true },
+    android_custom_redirect: { url: "https://android.example/" },
+    show_preview_android: true,
+    expires_at: "2026-05-01T13:00:00Z",
+  };
+  const plain = await create(fields);
+  const withUrl = await create({ ...fields, expired_url: "https://expired.example/sorry" });
+  // Live: the app page on iOS, the preview on Android and for the crawler, a redirect on desktop.
+  const live = await hit(srv.url, plain.path, IPHONE);
+  assert.equal(live.status, 200);
+  assert.match(live.text, /acme:\/\//);
+  assert.match((await hit(srv.url, plain.path, ANDROID)).text, /Secret &lt;sale&gt;/);
+  clock.set("2026-05-01T13:00:00Z");
+  try {
+    for (const ua of [IPHONE, ANDROID, DESKTOP, CRAWLER]) {
+      for (const base of [srv.url, other.url]) {
+        const gone = await hit(base, plain.path, ua);
+        assert.equal(gone.status, 410, ua);
+        assert.equal(gone.headers.get("content-type"), "text/html; charset=utf-8");
+        assert.equal(gone.headers.get("cache-control"), "no-store");
+        assert.match(gone.text, /<h1>This link has expired<\/h1>/);
+        assert.doesNotMatch(gone.text, /Secret|sale\.png|ios\.example|android\.example|acme:/);
+        const moved = await hit(base, withUrl.path, ua);
+        assert.equal(moved.status, 302, ua);
+        assert.equal(moved.headers.get("location"), "https://expired.example/sorry");
+      }
+    }
+    const head = await hit(srv.url, plain.path, IPHONE, "HEAD");
+    assert.equal(head.status, 410);
+    assert.equal(head.text, "");
+    assert.equal(await totalViews(plain.path), 2, "the two live hits, none since");
+  } finally {
+    clock.set(NOW);
+    await call(srv.url, "PATCH", `/api/v1/admin/projects/${project.hashid}`, {
+      headers: adminHeaders,
+      body: { apps: null },
+    });
+  }
+});
+
 Deno.test("max_views 10: of 100 simultaneous hits over two instances, exactly 10 answered and counted", async () => {
   const link = await create({ max_views: 10 });
   // A HEAD and a crawler take no view.
@@ -138,6 +190,34 @@ Deno.test("an edit, an archive and a delete on one instance are served by the ot
   await waitFor(async () =>
     (await hit(other.url, link.path)).headers.get("location") === "https://new.example/"
   );
+  // Every platform's target, the preview page and lookup, in one edit.
+  await call(srv.url, "PATCH", base, {
+    headers: adminHeaders,
+    body: {
+      title: "Edited on the first",
+      ios_custom_redirect: { url: "https://ios.example/v2" },
+      android_custom_redirect: { url: "https://android.example/v2" },
+      desktop_custom_redirect: { url: "https://desktop.example/v2" },
+    },
+  });
+  const elapsed = await waitFor(async () => {
+    const [ios, android, desktop, preview, lookup] = await Promise.all([
+      hit(other.url, link.path, IPHONE),
+      hit(other.url, link.path, ANDROID),
+      hit(other.url, link.path, DESKTOP),
+      hit(other.url, link.path, CRAWLER),
+      call(other.url, "GET", `/api/v1/sdk/link/${link.path}`, {
+        headers: sdkHeaders(project.key, "production"),
+      }),
+    ]);
+    return ios.headers.get("location") === "https://ios.example/v2" &&
+      android.headers.get("location") === "https://android.example/v2" &&
+      desktop.headers.get("location") === "https://desktop.example/v2" &&
+      /<h1>Edited on the first<\/h1>/.test(preview.text) &&
+      /href="https:\/\/desktop\.example\/v2"/.test(preview.text) &&
+      lookup.body.link.title === "Edited on the first";
+  });
+  assert.ok(elapsed < 1000);
   await call(srv.url, "PATCH", base, { headers: adminHeaders, body: { archived: true } });
   await waitFor(async () => (await hit(other.url, link.path)).status === 404);
   await call(srv.url, "PATCH", base, { headers: adminHeaders, body: { archived: false } });

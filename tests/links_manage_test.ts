@@ -138,12 +138,19 @@ Deno.test("PATCH …/links/:path edits every field; lookup, the link host and th
   assert.ok(edited.updated_at > link.updated_at);
   assert.equal(edited.path, link.path);
 
+  // Lookup (the specification's Link object) shows every field of the edit.
   const lookup = await call(srv.url, "GET", `/api/v1/sdk/link/${link.path}`, {
     headers: sdkHeaders(acme.key, "production"),
   });
-  assert.equal(lookup.body.link.title, "New title");
-  assert.deepEqual(lookup.body.link.data, { version: 2 });
-  assert.equal(lookup.body.link.tracking_campaign, "c2");
+  assert.equal(lookup.status, 200, lookup.text);
+  const { expires_at: _e, max_views: _m, expired_url: _x, ...linkFields } = patch;
+  const { show_preview_ios: _i, show_preview_android: _a, ...shown } = linkFields;
+  for (const [k, v] of Object.entries(shown)) {
+    assert.deepEqual(lookup.body.link[k], v, `lookup ${k}`);
+  }
+  assert.equal(lookup.body.link.show_preview, false);
+  assert.equal(lookup.body.link.updated_at, edited.updated_at);
+  // The link host sends each platform to its new target.
   for (
     const [platform, url] of Object.entries({
       ios: "https://ios.example/new",
@@ -155,12 +162,36 @@ Deno.test("PATCH …/links/:path edits every field; lookup, the link host and th
     assert.equal(h.status, 302, platform);
     assert.equal(h.headers.get("location"), url);
   }
-  await admin("PATCH", `${base()}/${link.path}`, { show_preview_ios: true });
-  const preview = await hit(link.path, UA.ios);
-  assert.equal(preview.status, 200);
-  assert.match(preview.text, /New title/);
-  assert.match(preview.text, /New &lt;subtitle&gt;/);
-  assert.match(preview.text, /https:\/\/ios\.example\/new/);
+  // The preview page, on iOS and Android (their own flags) and for a crawler (any platform),
+  // shows the new title, subtitle and image, its button leading to the platform's new target.
+  const previews = await admin("PATCH", `${base()}/${link.path}`, {
+    show_preview_ios: true,
+    show_preview_android: true,
+  });
+  assert.equal(previews.body.link.show_preview, true);
+  for (
+    const [ua, url] of [
+      [UA.ios, "https://ios.example/new"],
+      [UA.android, "https://android.example/new"],
+      ["Twitterbot/1.0", "https://desktop.example/new"],
+    ]
+  ) {
+    const preview = await hit(link.path, ua!);
+    assert.equal(preview.status, 200, ua);
+    assert.match(preview.text, /<h1>New title<\/h1>/);
+    assert.match(preview.text, /<p>New &lt;subtitle&gt;<\/p>/);
+    assert.match(
+      preview.text,
+      /<meta property="og:image" content="https:\/\/img\.example\/new\.png">/,
+    );
+    assert.match(preview.text, new RegExp(`<a class="button" href="${url}"`), ua);
+  }
+  assert.equal(
+    (await call(srv.url, "GET", `/api/v1/sdk/link/${link.path}`, {
+      headers: sdkHeaders(acme.key, "production"),
+    })).body.link.show_preview,
+    true,
+  );
 
   // null clears an optional field.
   const cleared = await admin("PATCH", `${base()}/${link.path}`, {
@@ -267,15 +298,27 @@ Deno.test("DELETE …/links/:path removes link and counters, keeps feed envelope
   ]);
   assert.equal((await hit(link.path, UA.desktop)).status, 200);
   await srv.views.flush();
+  // The stored envelopes (text columns), and what the feed and the history export answer.
   const envelopes = async () => ({
     feed: await srv.sql<{ body: string }[]>`
       select body from feed_events where environment_id = ${p.productionId} order by seq`,
     history: await srv.sql<{ body: string }[]>`
       select body from analytics_events where environment_id = ${p.productionId} order by id`,
+    served: (await call(srv.url, "GET", `/api/v1/projects/${p.productionId}/event_stream`, {
+      headers: { Authorization: `Bearer ${token.value}` },
+    })).text,
+    exported: (await call(
+      srv.url,
+      "GET",
+      `/api/v1/projects/${p.productionId}/export?from=2026-03-10T00:00:00Z&to=2026-03-11T00:00:00Z`,
+      { headers: adminHeaders },
+    )).text,
   });
   const before = await envelopes();
   assert.equal(before.feed.length, 2);
   assert.equal(before.history.length, 2);
+  assert.equal(before.exported.trim().split("\n").length, 2, before.exported);
+  assert.match(before.served, /"path":"doomed-link"/);
 
   const res = await admin("DELETE", `${base(p.productionId)}/${link.path}`);
   assert.equal(res.status, 204);

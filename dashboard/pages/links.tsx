@@ -1,4 +1,10 @@
-import type { DashboardLinkPage, DashboardLinkRow } from "../../services/links/dashboard.ts";
+import {
+  DASHBOARD_LINK_STATES,
+  type DashboardLinkPage,
+  type DashboardLinkRow,
+} from "../../services/links/dashboard.ts";
+import type { ImportError } from "../../services/links/csv.ts";
+import type { LinkState } from "../../services/links/manage.ts";
 import type { Environment } from "../../services/projects.ts";
 import type { Session } from "../../services/sessions.ts";
 import type { LinkFormValues } from "../forms.ts";
@@ -17,12 +23,35 @@ import {
   Notice,
 } from "../layout.tsx";
 
-function listHref(base: string, search: string, page: number): string {
+function listHref(base: string, search: string, state: string, page: number): string {
   const params = new URLSearchParams();
   if (search) params.set("q", search);
+  if (state) params.set("state", state);
   if (page > 1) params.set("page", String(page));
   const query = params.toString();
   return `${base}/links${query ? `?${query}` : ""}`;
+}
+
+const STATE_LABELS: Record<LinkState, string> = {
+  active: "Active",
+  inactive: "Inactive",
+  expired: "Expired",
+  archived: "Archived",
+};
+
+/** A link's state as a badge: green when the link host serves it, red otherwise. */
+export function StateBadge(props: { state: LinkState }) {
+  return (
+    <span class={`badge ${props.state === "active" ? "on" : "off"} link-${props.state}`}>
+      {STATE_LABELS[props.state]}
+    </span>
+  );
+}
+
+/** What an import that was refused says: a message, and the bad rows when there are some. */
+export interface ImportReport {
+  message: string;
+  errors: ImportError[];
 }
 
 export function LinksPage(props: {
@@ -30,12 +59,17 @@ export function LinksPage(props: {
   env: Environment;
   projectName: string;
   search: string;
+  /** The state filter ("" for every link but the archived ones). */
+  state: LinkState | "";
   page: DashboardLinkPage;
   linkBaseUrl: string;
+  notice?: string | undefined;
+  importReport?: ImportReport | undefined;
 }) {
   const base = envBase(props.env.id);
   const { page, per_page, total, links } = props.page;
   const lastPage = Math.max(1, Math.ceil(total / per_page));
+  const filtered = props.search !== "" || props.state !== "";
   return (
     <Layout
       title="Links"
@@ -48,9 +82,15 @@ export function LinksPage(props: {
         projectName={props.projectName}
         active="links"
       />
+      {props.notice && <Notice>{props.notice}</Notice>}
+      {props.importReport && (
+        <Notice kind="error">
+          {props.importReport.message} <a href="#import-h">See the report below.</a>
+        </Notice>
+      )}
       <section class="card" aria-labelledby="links-h">
         <div class="actions">
-          <h2 id="links-h">Links made in the dashboard</h2>
+          <h2 id="links-h">Links made here, by the admin API or by an import</h2>
         </div>
         <p class="muted">
           Links your apps make through <code>generate_link</code>{" "}
@@ -69,10 +109,16 @@ export function LinksPage(props: {
             placeholder="Title, path or tag"
             aria-label="Search links by title, path or tag"
           />
+          <select name="state" aria-label="State">
+            <option value="" selected={props.state === ""}>All but archived</option>
+            {DASHBOARD_LINK_STATES.map((s) => (
+              <option value={s} selected={props.state === s}>{STATE_LABELS[s]}</option>
+            ))}
+          </select>
           <button type="submit" class="button secondary">Search</button>
         </form>
         {links.length === 0
-          ? (props.search
+          ? (filtered
             ? (
               <Empty title="No link matches that search.">
                 <p>
@@ -104,10 +150,11 @@ export function LinksPage(props: {
                       </span>
                     )}
                   </div>
-                  <span>{formatNumber(l.counters.total_views)} views</span>
-                  <span class={l.active ? "badge on" : "badge off"}>
-                    {l.active ? "Active" : "Inactive"}
+                  <span class="views">
+                    {formatNumber(l.counters.total_views)}{" "}
+                    {l.counters.total_views === 1 ? "view" : "views"}
                   </span>
+                  <StateBadge state={l.state} />
                 </li>
               ))}
             </ul>
@@ -115,16 +162,101 @@ export function LinksPage(props: {
         {total > per_page && (
           <nav class="pager" aria-label="Pages">
             {page > 1
-              ? <a href={listHref(base, props.search, page - 1)} rel="prev">← Newer</a>
+              ? <a href={listHref(base, props.search, props.state, page - 1)} rel="prev">← Newer</a>
               : <span></span>}
             <span class="muted">Page {page} of {lastPage} · {total} links</span>
             {page < lastPage
-              ? <a href={listHref(base, props.search, page + 1)} rel="next">Older →</a>
+              ? <a href={listHref(base, props.search, props.state, page + 1)} rel="next">Older →</a>
               : <span></span>}
           </nav>
         )}
       </section>
+      <ImportExport
+        session={props.session}
+        base={base}
+        report={props.importReport}
+      />
     </Layout>
+  );
+}
+
+/**
+ * The CSV import (a file upload, all or nothing; a refused file's report of bad rows) and the
+ * export download. The form token comes before the file input: the upload is read as it
+ * arrives, and the token is checked before the file is.
+ */
+function ImportExport(props: {
+  session: Session;
+  base: string;
+  report: ImportReport | undefined;
+}) {
+  const errors = props.report?.errors ?? [];
+  return (
+    <section class="card" aria-labelledby="import-h">
+      <h2 id="import-h">Import and export</h2>
+      <p class="muted import-intro">
+        A CSV with a header row of field names (<code>path</code>, <code>title</code>,{" "}
+        <code>desktop_url</code>, …) and up to 100,000 links. Either every row is imported or none
+        is: a file with a bad row changes nothing, and the report names each bad row.
+      </p>
+      {props.report && (
+        <div class="import-report" role="group" aria-labelledby="import-report-h">
+          <h3 id="import-report-h">Import report</h3>
+          <p>{props.report.message}</p>
+          {errors.length > 0 && (
+            <div class="table-scroll">
+              <table>
+                <thead>
+                  <tr>
+                    <th scope="col">Row</th>
+                    <th scope="col">Column</th>
+                    <th scope="col">Problem</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {errors.map((e) => (
+                    <tr>
+                      <td>{e.row === 0 ? "header" : formatNumber(e.row)}</td>
+                      <td>
+                        <code>{e.field}</code>
+                      </td>
+                      <td>{e.message}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </div>
+          )}
+          <p class="muted">
+            Row 1 is the first row after the header. Fix the rows named here and import the whole
+            file again.
+          </p>
+        </div>
+      )}
+      <form
+        method="post"
+        action={`${props.base}/links/import`}
+        enctype="multipart/form-data"
+        class="import-form"
+      >
+        <Csrf session={props.session} />
+        <div class="field">
+          <label for="f-file">CSV file</label>
+          <input id="f-file" type="file" name="file" accept=".csv,text/csv" required />
+        </div>
+        <div class="actions">
+          <button type="submit" class="button">Import</button>
+          <a class="button secondary" href={`${props.base}/links/export.csv`} download>
+            Export all links (CSV)
+          </a>
+        </div>
+      </form>
+      <p class="muted import-note">
+        The export has every link listed here, archived ones included, with its state and lifetime
+        counters, and imports as it is into another environment. (Links your apps make are in the
+        admin API's export.)
+      </p>
+    </section>
   );
 }
 
@@ -165,7 +297,7 @@ export function NewLinkPage(props: {
           <legend>What people see</legend>
           {props.editing
             ? (
-              <p class="muted">
+              <p class="muted field">
                 Path <code>{props.editing}</code> (a link's path never changes)
               </p>
             )
@@ -362,9 +494,7 @@ export function LinkPage(props: {
         <section class="card" aria-labelledby="link-h">
           <h2 id="link-h">
             {l.title || l.path}
-            <span class={l.active && !l.archived ? "badge on" : "badge off"}>
-              {l.archived ? "Archived" : l.active ? "Active" : "Inactive"}
-            </span>
+            <StateBadge state={l.state} />
           </h2>
           {l.subtitle && <p>{l.subtitle}</p>}
           <div class="copy-row">

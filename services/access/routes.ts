@@ -131,6 +131,8 @@ export const ROUTE_ACCESS: Record<string, RouteAccess> = {
   "GET /dashboard/environments/:project_id/links": "links.read",
   "GET /dashboard/environments/:project_id/links/new": "links.write",
   "POST /dashboard/environments/:project_id/links": "links.write",
+  "POST /dashboard/environments/:project_id/links/import": "links.write",
+  "GET /dashboard/environments/:project_id/links/export.csv": "links.read",
   "GET /dashboard/environments/:project_id/links/:path": "links.read",
   "POST /dashboard/environments/:project_id/links/:path/active": "links.write",
   "GET /dashboard/environments/:project_id/links/:path/edit": "links.write",

@@ -188,13 +188,15 @@ export type ExportRow =
   & Record<(typeof EXPORT_COUNTERS)[number], string>;
 
 /**
- * Every link of the environment (archived ones too) with its counters, in id order, read
+ * Every link of the environment (archived ones too; those of generate_link unless
+ * `withSdkLinks` is false, as in the dashboard) with its counters, in id order, read
  * BATCH at a time as the consumer asks: no connection or transaction is held between batches,
  * so a slow download holds nothing but its place.
  */
 export async function* exportLinks(
   sql: Sql,
   projectId: string | number,
+  options: { withSdkLinks: boolean } = { withSdkLinks: true },
 ): AsyncGenerator<ExportRow> {
   const env = await getEnvironmentOrThrow(sql, projectId);
   let after = 0;
@@ -210,6 +212,7 @@ export async function* exportLinks(
         c.total_revenue::text as total_revenue
       from links l join link_counters c on c.link_id = l.id
       where l.environment_id = ${env.id} and l.id > ${after}
+        and (${options.withSdkLinks} or not l.sdk_generated)
       order by l.id
       limit ${BATCH}
     `;

@@ -2,6 +2,7 @@
 // and pages, and the lifetime counters shown beside each.
 import type { Db } from "../../db/connect.ts";
 import type { LinkRow } from "./links.ts";
+import { type LinkState, linkState } from "./manage.ts";
 import { getEnvironmentOrThrow } from "../projects.ts";
 
 export const DASHBOARD_LINKS_PER_PAGE = 20;
@@ -17,7 +18,19 @@ export interface LinkCounters {
   total_revenue: number;
 }
 
-export type DashboardLinkRow = LinkRow & { counters: LinkCounters };
+export type DashboardLinkRow = LinkRow & { counters: LinkCounters; state: LinkState };
+
+/** The list's states: archived links are listed only when asked for. */
+export const DASHBOARD_LINK_STATES = ["active", "inactive", "expired", "archived"] as const;
+
+type CounterRow = LinkRow & LinkCounters & { limited_views: number };
+
+const COUNTERS = `c.total_views::float8 as total_views, c.total_opens::float8 as total_opens,
+  c.total_installs::float8 as total_installs, c.total_reinstalls::float8 as total_reinstalls,
+  c.total_reactivations::float8 as total_reactivations,
+  c.total_app_opens::float8 as total_app_opens,
+  c.total_user_referred::float8 as total_user_referred,
+  c.total_revenue::float8 as total_revenue, c.limited_views::float8 as limited_views`;
 
 export interface DashboardLinkPage {
   links: DashboardLinkRow[];
@@ -31,29 +44,47 @@ export interface DashboardLinkPage {
 /**
  * One page of the environment's dashboard links, newest first. `search` matches a substring of
  * the title, the path, or any tag, case-insensitively; LIKE's wildcards in it are taken literally.
+ * `state` keeps the links in that state at `now` (manage.ts's linkState); without it, every link
+ * but the archived ones.
  */
 export async function listDashboardLinks(
   db: Db,
   projectId: string | number,
-  options: { search?: string | undefined; page?: number | undefined; perPage?: number } = {},
+  options: {
+    search?: string | undefined;
+    page?: number | undefined;
+    perPage?: number;
+    state?: LinkState | undefined;
+    now: Date;
+  },
 ): Promise<DashboardLinkPage> {
   const env = await getEnvironmentOrThrow(db, projectId);
   const perPage = options.perPage ?? DASHBOARD_LINKS_PER_PAGE;
   const page = Math.max(1, Math.min(options.page ?? 1, 100_000));
   const search = options.search?.trim() ?? "";
   const pattern = "%" + search.replace(/[\\%_]/g, (c) => "\\" + c) + "%";
-  const rows = await db<(LinkRow & LinkCounters & { total: number })[]>`
-    select l.*, c.total_views::float8 as total_views, c.total_opens::float8 as total_opens,
-      c.total_installs::float8 as total_installs, c.total_reinstalls::float8 as total_reinstalls,
-      c.total_reactivations::float8 as total_reactivations,
-      c.total_app_opens::float8 as total_app_opens,
-      c.total_user_referred::float8 as total_user_referred,
-      c.total_revenue::float8 as total_revenue,
-      count(*) over ()::int as total
+  const state = options.state ?? "";
+  const now = options.now;
+  // The same rule as linkState, in SQL.
+  const where = db`
+    l.environment_id = ${env.id} and not l.sdk_generated
+    and (${search === ""} or l.title ilike ${pattern} or l.path ilike ${pattern}
+      or exists (select 1 from jsonb_array_elements_text(l.tags) t where t ilike ${pattern}))
+    and case ${state}
+      when 'archived' then l.archived
+      when 'inactive' then not l.archived and not l.active
+      when 'expired' then not l.archived and l.active
+        and (l.expires_at <= ${now} or c.limited_views >= l.max_views)
+      when 'active' then not l.archived and l.active
+        and (l.expires_at is null or l.expires_at > ${now})
+        and (l.max_views is null or c.limited_views < l.max_views)
+      else not l.archived
+    end
+  `;
+  const rows = await db<(CounterRow & { total: number })[]>`
+    select l.*, ${db.unsafe(COUNTERS)}, count(*) over ()::int as total
     from links l join link_counters c on c.link_id = l.id
-    where l.environment_id = ${env.id} and not l.sdk_generated and not l.archived
-      and (${search === ""} or l.title ilike ${pattern} or l.path ilike ${pattern}
-        or exists (select 1 from jsonb_array_elements_text(l.tags) t where t ilike ${pattern}))
+    where ${where}
     order by l.id desc
     limit ${perPage} offset ${(page - 1) * perPage}
   `;
@@ -61,14 +92,17 @@ export async function listDashboardLinks(
   if (rows.length === 0 && page > 1) {
     // Past the last page: the window count is not there to tell how many there are.
     const [row] = await db<{ n: number }[]>`
-      select count(*)::int as n from links l
-      where l.environment_id = ${env.id} and not l.sdk_generated and not l.archived
-        and (${search === ""} or l.title ilike ${pattern} or l.path ilike ${pattern}
-          or exists (select 1 from jsonb_array_elements_text(l.tags) t where t ilike ${pattern}))
+      select count(*)::int as n from links l join link_counters c on c.link_id = l.id
+      where ${where}
     `;
     total = row!.n;
   }
-  return { links: rows.map(splitCounters), page, per_page: perPage, total };
+  return {
+    links: rows.map((r) => splitCounters(r, now)),
+    page,
+    per_page: perPage,
+    total,
+  };
 }
 
 /** One dashboard link of the environment by path, with its counters, or undefined. */
@@ -76,45 +110,37 @@ export async function getDashboardLink(
   db: Db,
   projectId: string | number,
   path: string,
+  now: Date,
 ): Promise<DashboardLinkRow | undefined> {
   const env = await getEnvironmentOrThrow(db, projectId);
   if (!/^[A-Za-z0-9_-]{1,128}$/.test(path)) return undefined;
-  const [row] = await db<(LinkRow & LinkCounters)[]>`
-    select l.*, c.total_views::float8 as total_views, c.total_opens::float8 as total_opens,
-      c.total_installs::float8 as total_installs, c.total_reinstalls::float8 as total_reinstalls,
-      c.total_reactivations::float8 as total_reactivations,
-      c.total_app_opens::float8 as total_app_opens,
-      c.total_user_referred::float8 as total_user_referred,
-      c.total_revenue::float8 as total_revenue
+  const [row] = await db<CounterRow[]>`
+    select l.*, ${db.unsafe(COUNTERS)}
     from links l join link_counters c on c.link_id = l.id
     where l.environment_id = ${env.id} and l.path = ${path} and not l.sdk_generated
   `;
-  return row ? splitCounters(row) : undefined;
+  return row ? splitCounters(row, now) : undefined;
 }
 
 /** The environment's active dashboard links with the most views first (the metrics page). */
 export async function topDashboardLinks(
   db: Db,
   projectId: string | number,
+  now: Date,
   limit = 50,
 ): Promise<DashboardLinkRow[]> {
   const env = await getEnvironmentOrThrow(db, projectId);
-  const rows = await db<(LinkRow & LinkCounters)[]>`
-    select l.*, c.total_views::float8 as total_views, c.total_opens::float8 as total_opens,
-      c.total_installs::float8 as total_installs, c.total_reinstalls::float8 as total_reinstalls,
-      c.total_reactivations::float8 as total_reactivations,
-      c.total_app_opens::float8 as total_app_opens,
-      c.total_user_referred::float8 as total_user_referred,
-      c.total_revenue::float8 as total_revenue
+  const rows = await db<CounterRow[]>`
+    select l.*, ${db.unsafe(COUNTERS)}
     from links l join link_counters c on c.link_id = l.id
     where l.environment_id = ${env.id} and not l.sdk_generated and l.active and not l.archived
     order by c.total_views desc, l.id
     limit ${limit}
   `;
-  return rows.map(splitCounters);
+  return rows.map((r) => splitCounters(r, now));
 }
 
-function splitCounters(row: LinkRow & LinkCounters & { total?: number }): DashboardLinkRow {
+function splitCounters(row: CounterRow & { total?: number }, now: Date): DashboardLinkRow {
   const {
     total_views,
     total_opens,
@@ -125,10 +151,12 @@ function splitCounters(row: LinkRow & LinkCounters & { total?: number }): Dashbo
     total_user_referred,
     total_revenue,
     total: _total,
+    limited_views,
     ...link
   } = row;
   return {
     ...link,
+    state: linkState({ ...link, limited_views }, now),
     counters: {
       total_views,
       total_opens,

@@ -1,6 +1,7 @@
 // A real browser for the tests: Debian's Chromium (`apt-get install chromium`, which .ci/run
 // does) driven by playwright-core. The flags keep Chromium off every network but loopback, as
 // the tests' closed network expects; screenshots go to test-output/ (not committed).
+import assert from "node:assert/strict";
 import { type Browser, chromium, type Page } from "playwright-core";
 
 export const CHROMIUM = Deno.env.get("CHROMIUM_PATH") ?? "/usr/bin/chromium";
@@ -44,4 +45,31 @@ export async function hasHorizontalOverflow(page: Page): Promise<boolean> {
   return await page.evaluate(() =>
     document.documentElement.scrollWidth > document.documentElement.clientWidth + 1
   );
+}
+
+/**
+ * Checks a page as a person would meet it, then shoots it at 390×844 and 1440×900, light and
+ * dark: every visible field has a label (for screen readers and keyboards), and nothing
+ * overflows sideways on a phone. Leaves the page at 1440 px, light.
+ */
+export async function checkPage(page: Page, name: string): Promise<void> {
+  const unlabelled = await page.evaluate(() =>
+    [...document.querySelectorAll("input:not([type=hidden]), textarea, select")]
+      .filter((el) =>
+        !(el as HTMLInputElement).labels?.length && !el.getAttribute("aria-label") &&
+        !el.getAttribute("aria-labelledby")
+      )
+      .map((el) => (el as HTMLInputElement).name || el.id)
+  );
+  assert.deepEqual(unlabelled, [], `${name}: fields without a label`);
+  await page.setViewportSize({ width: 390, height: 844 });
+  assert.equal(await hasHorizontalOverflow(page), false, `${name}: overflows at 390 px`);
+  await screenshot(page, `${name}-390`);
+  await page.emulateMedia({ colorScheme: "dark" });
+  assert.equal(await hasHorizontalOverflow(page), false, `${name}: overflows at 390 px, dark`);
+  await screenshot(page, `${name}-390-dark`);
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await screenshot(page, `${name}-1440-dark`);
+  await page.emulateMedia({ colorScheme: "light" });
+  await screenshot(page, `${name}-1440`);
 }

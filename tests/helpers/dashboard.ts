@@ -59,3 +59,32 @@ export async function getPage(
   });
   return { status: res.status, headers: res.headers, text: await res.text() };
 }
+
+/**
+ * Posts a multipart form with one file as a browser does: the fields first, in order (the form
+ * token among them), then the file. `body` replaces the whole body when given (a hand-made one).
+ */
+export async function postUpload(
+  base: string,
+  path: string,
+  client: { cookie: string },
+  fields: Record<string, string>,
+  file: { name: string; content: string | Uint8Array; field?: string } | null,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; headers: Headers; text: string }> {
+  const form = new FormData();
+  for (const [k, v] of Object.entries(fields)) form.append(k, v);
+  if (file) {
+    form.append(
+      file.field ?? "file",
+      new File([file.content as BlobPart], file.name, { type: "text/csv" }),
+    );
+  }
+  const res = await fetch(base + path, {
+    method: "POST",
+    body: form,
+    headers: { cookie: client.cookie, Origin: base, ...headers },
+    redirect: "manual",
+  });
+  return { status: res.status, headers: res.headers, text: await res.text() };
+}
