@@ -2,6 +2,7 @@ import type { DashboardLinkPage, DashboardLinkRow } from "../../services/links/d
 import type { Environment } from "../../services/projects.ts";
 import type { Session } from "../../services/sessions.ts";
 import type { LinkFormValues } from "../forms.ts";
+import { AnalyticsPanel, type AnalyticsPanelProps } from "./analytics.tsx";
 import {
   Checkbox,
   Csrf,
@@ -312,6 +313,7 @@ export function LinkPage(props: {
   link: DashboardLinkRow;
   linkBaseUrl: string;
   notice?: string | undefined;
+  analytics: AnalyticsPanelProps;
 }) {
   const l = props.link;
   const base = `${envBase(props.env.id)}/links/${l.path}`;
@@ -424,6 +426,7 @@ export function LinkPage(props: {
           ))}
         </dl>
       </section>
+      <AnalyticsPanel {...props.analytics} />
       <section class="card" aria-labelledby="details-h">
         <h2 id="details-h">Details</h2>
         <div class="table-scroll">
