@@ -34,6 +34,11 @@ export interface Config {
    * association files; null: that host declares none (services/apps.ts says why).
    */
   defaultHostAppsProject: string | null;
+  /**
+   * A GeoIP database in MaxMind's format (services/geoip.ts) giving link-host views their
+   * country; null: the country of a view is unknown.
+   */
+  geoipDatabase: string | null;
 }
 
 export class ConfigError extends Error {
@@ -102,6 +107,7 @@ const envSchema = z.object({
     z.string().regex(/^[A-Za-z0-9]{1,64}$/, "must be a project's hashid (its id in the admin API)")
       .optional(),
   ),
+  GEOIP_DATABASE: z.preprocess(blankToUndefined, z.string().optional()),
   LOG_LEVEL: z.preprocess(
     blankToUndefined,
     z.enum(["debug", "info", "warn", "error"]).default("info"),
@@ -143,6 +149,7 @@ export function resolveConfig(
     destinationsAllowPrivate: e.DESTINATIONS_ALLOW_PRIVATE === "true",
     trustProxy: e.TRUST_PROXY === "true",
     defaultHostAppsProject: e.DEFAULT_HOST_APPS_PROJECT ?? null,
+    geoipDatabase: e.GEOIP_DATABASE ?? null,
   };
 }
 

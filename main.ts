@@ -8,6 +8,7 @@ import { defaultHostOwnerProblem } from "./services/apps.ts";
 import { systemClock } from "./services/clock.ts";
 import { DeliveryWorker, sealMigratedSecrets } from "./services/delivery.ts";
 import { startFeedWakeup } from "./services/feed_wakeup.ts";
+import { GeoIpDatabase, GeoIpError, watchGeoIp } from "./services/geoip.ts";
 import { maintainPartitions, startBackgroundJobs } from "./services/jobs.ts";
 import { LiveTails } from "./services/live_tail.ts";
 import { createLogger, describeError, installFlushOnExit, stdoutLines } from "./services/log.ts";
@@ -34,6 +35,22 @@ installFlushOnExit(stdoutLines);
 surviveClosedConnectionWrites(() =>
   logger.warn("database connection closed during a write; postgres.js reconnects", {})
 );
+// Before the database: a GEOIP_DATABASE that cannot be used stops start-up, saying why.
+let geoip: GeoIpDatabase | null = null;
+if (config.geoipDatabase) {
+  try {
+    geoip = new GeoIpDatabase(config.geoipDatabase);
+  } catch (err) {
+    if (err instanceof GeoIpError) fail(`configuration error: GEOIP_DATABASE: ${err.message}`);
+    throw err;
+  }
+  logger.info("geoip database loaded", {
+    type: geoip.metadata.databaseType,
+    built: geoip.metadata.builtAt.toISOString(),
+  });
+}
+const geoipWatch = geoip ? watchGeoIp(geoip, logger) : null;
+
 const db = await openDatabase(config).catch((err) => {
   logger.error("database unavailable", describeError(err));
   fail(`cannot open the database: ${err instanceof Error ? err.message : err}`);
@@ -67,6 +84,7 @@ const deps = {
   adminTokenHash: admin.hash,
   cursorSecret: await resolveCursorSecret(db.sql, config.cursorSecret),
   views: new ViewRecorder(db.sql, { clock: systemClock, linkBaseUrl: config.linkBaseUrl, logger }),
+  geoip,
 };
 // Today's history partitions before the first event (a fresh install has none); then the job.
 await maintainPartitions(deps);
@@ -100,6 +118,7 @@ async function shutdown(signal: string) {
   await server.shutdown();
   await deps.views.flush(5_000);
   await jobs.stop();
+  geoipWatch?.stop();
   await delivery.stop();
   await wakeup.close();
   await db.close();

@@ -6,7 +6,7 @@ import { streamSSE } from "hono/streaming";
 import type { HtmlEscapedString } from "hono/utils/html";
 import { renderSVG } from "uqr";
 import { z } from "zod";
-import { chartQuery, linkListQuery, listQuery } from "../inputs/dashboard.ts";
+import { linkListQuery, listQuery } from "../inputs/dashboard.ts";
 import { text } from "../inputs/common.ts";
 import { clientAddress } from "../inputs/headers.ts";
 import {
@@ -16,7 +16,6 @@ import {
 } from "../services/links/dashboard.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { ApiError, classifyError, ERROR_STATUS } from "../services/errors.ts";
-import { eventsPerDay } from "../services/events_per_day.ts";
 import { planExport, streamExport } from "../services/export.ts";
 import { readAdmittedPage } from "../services/feed.ts";
 import { LiveTails } from "../services/live_tail.ts";
@@ -47,6 +46,7 @@ import { authorize, authorizeProjectUpdate } from "../services/access/authorize.
 import { SetupPage } from "./pages/setup.tsx";
 import { getAsset } from "./assets.ts";
 import { accessPages } from "./access_routes.tsx";
+import { analyticsPages, analyticsPanel, metricsBase } from "./analytics_routes.tsx";
 import { destinationPages } from "./destination_routes.tsx";
 import { settingsPages } from "./settings_routes.tsx";
 import {
@@ -428,6 +428,8 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
 
   // …/destinations/… – push destinations, their delivery state, tests and secrets
   destinationPages(app, deps, { page, loadEnv });
+  // …/metrics/analytics.csv and …/links/:path/analytics.csv – the analytics panels' figures
+  analyticsPages(app, deps, { page, loadEnv });
 
   // …/api-keys, /projects/:hashid/members, …/audit, /accounts, /account – team access
   accessPages(app, deps, { page, loadEnv });
@@ -595,7 +597,18 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
       : c.req.query("archived") === "false"
       ? "Link brought back from the archive."
       : undefined;
-    return page(c, <LinkPage {...ctx} linkBaseUrl={config.linkBaseUrl} notice={notice} />);
+    const base = `${envBase(ctx.env.id)}/links/${ctx.link.path}`;
+    const panel = await analyticsPanel(deps, c, ctx.env.id, base, ctx.link.path);
+    return page(
+      c,
+      <LinkPage
+        {...ctx}
+        linkBaseUrl={config.linkBaseUrl}
+        notice={notice}
+        analytics={panel.props}
+      />,
+      panel.status,
+    );
   });
 
   // POST /dashboard/environments/:project_id/links/:path/active – activate or deactivate
@@ -677,15 +690,15 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
     return c.body(svg, 200, headers);
   });
 
-  // GET /dashboard/environments/:project_id/metrics – links by views, events per day
+  // GET /dashboard/environments/:project_id/metrics – the analytics panel (chosen range,
+  // interval, zone, metrics and filters) and the links by views
   app.get("/environments/:project_id/metrics", async (c) => {
     const ctx = await loadEnv(c);
-    const { days } = chartQuery.parse(c.req.query());
-    const [links, perDay] = await Promise.all([
+    const [links, panel] = await Promise.all([
       topDashboardLinks(sql, ctx.env.id, clock.now()),
-      eventsPerDay(sql, ctx.env.id, { now: clock.now(), days }),
+      analyticsPanel(deps, c, ctx.env.id, metricsBase(ctx.env.id), null),
     ]);
-    return page(c, <MetricsPage {...ctx} links={links} days={perDay} />);
+    return page(c, <MetricsPage {...ctx} links={links} analytics={panel.props} />, panel.status);
   });
 
   const liveTails = deps.liveTails ?? new LiveTails(deps, { wakeup: null });

@@ -9,6 +9,7 @@ import {
 } from "../services/links/host.ts";
 import { requestHost } from "../services/apps.ts";
 import { describeVisitor, isKnownBot } from "../services/visitor.ts";
+import { clientAddress } from "../inputs/headers.ts";
 import { accessPath, getHostedLink, type HostedLink } from "../services/links/links.ts";
 import { claimView, expiredByDate, hasViewsLeft } from "../services/links/expiry.ts";
 import type { AppDeps } from "../services/deps.ts";
@@ -78,7 +79,7 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
     const userAgent = c.req.header("User-Agent") ?? "";
     const platform = detectPlatform(userAgent);
     const crawler = isPreviewCrawler(userAgent);
-    // A known bot is no view either (it still gets its answer); the address is never read.
+    // A known bot is no view either (it still gets its answer).
     const counts = countsAsView(c.req.method, crawler || isKnownBot(userAgent));
     // Links without a limit or a date pass on two comparisons; a limited one claims its view
     // (or finds none left) before answering.
@@ -93,10 +94,14 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
 
     // Recorded behind the response (services/view_recorder.ts): the visitor never waits for it.
     if (counts) {
-      const visitor = describeVisitor(userAgent, c.req.header("Referer"), [
-        host.name,
-        linkBaseHost,
-      ]);
+      // The address serves the country lookup and nothing else: it is not kept or logged.
+      const country = deps.geoip?.country(clientAddress(c, config.trustProxy)) ?? null;
+      const visitor = describeVisitor(
+        userAgent,
+        c.req.header("Referer"),
+        [host.name, linkBaseHost],
+        country,
+      );
       deps.views.record(link, platform, visitor);
     }
     if (hit.action === "redirect") {

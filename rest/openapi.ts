@@ -888,11 +888,16 @@ export const OPENAPI_DOCUMENT = {
         security: adminSecurity,
         parameters: [
           projectId,
-          query("from", { type: "string", format: "date-time" }, "Default: 30 days before `to`"),
+          query(
+            "from",
+            { type: "string", anyOf: [{ format: "date-time" }, { format: "date" }] },
+            "An instant, or a date (the start of that day in `tz`). Default: 30 days before `to`",
+          ),
           query(
             "to",
-            { type: "string", format: "date-time" },
-            "Default: now; at most 400 days after `from`",
+            { type: "string", anyOf: [{ format: "date-time" }, { format: "date" }] },
+            "An instant, or a date (the start of that day in `tz`). Default: now; at most 400 " +
+              "days after `from`",
           ),
           query("interval", { type: "string", enum: [...INTERVALS] }, "Without it, totals only"),
           query("tz", { type: "string", default: "UTC" }, "An IANA zone with whole-hour offsets"),

@@ -1,6 +1,7 @@
 import type { Config } from "../config.ts";
 import type { Sql } from "../db/connect.ts";
 import type { Clock } from "./clock.ts";
+import type { CountryLookup } from "./geoip.ts";
 import type { LiveTails } from "./live_tail.ts";
 import type { Logger } from "./log.ts";
 import type { ViewRecorder } from "./view_recorder.ts";
@@ -25,4 +26,6 @@ export interface AppDeps {
    * absent, createApp makes one that polls.
    */
   liveTails?: LiveTails;
+  /** The GeoIP database of GEOIP_DATABASE; absent: the country of a view is unknown. */
+  geoip?: CountryLookup | null;
 }

@@ -150,6 +150,7 @@ export class ViewRecorder {
           ...(v.visitor?.browser ? { browser: v.visitor.browser } : {}),
         },
         attribution: v.visitor?.referrerHost ? { referrer_host: v.visitor.referrerHost } : null,
+        geo: v.visitor?.country ? { country: v.visitor.country } : null,
       })),
       [...links.values()],
     );

@@ -12,6 +12,11 @@ export interface Visitor {
   browser: string | null;
   /** The host the visitor came from; null when direct or from the link's own host. */
   referrerHost: string | null;
+  /**
+   * The country of the visitor's address (ISO 3166-1 alpha-2, services/geoip.ts), null when
+   * unknown. The address itself goes nowhere.
+   */
+  country: string | null;
 }
 
 /** Every pattern of the list as one expression, compiled once. */
@@ -63,6 +68,7 @@ export function describeVisitor(
   userAgent: string,
   referer: string | undefined,
   ownHosts: readonly string[],
+  country: string | null = null,
 ): Visitor {
   const { os, browser } = agent(userAgent);
   let referrerHost: string | null = null;
@@ -79,5 +85,5 @@ export function describeVisitor(
       // Not a URL: no referrer.
     }
   }
-  return { os, browser, referrerHost };
+  return { os, browser, referrerHost, country };
 }

@@ -265,6 +265,26 @@ Deno.test("analytics: a day of the zone has 23 or 25 hours across daylight savin
   for (const p of weeks.series) assert.equal(new Date(p.start).getUTCDay(), 1, p.start);
 });
 
+Deno.test("analytics: a date is the start of that day in the query's zone", async () => {
+  // New York leaves summer time on 1 November 2026: that day has 25 hours.
+  const answer = await assertMatchesRaw({
+    from: "2026-11-01",
+    to: "2026-11-03",
+    tz: "America/New_York",
+    interval: "day",
+    metrics: "installs,views",
+  });
+  assert.equal(answer.from, "2026-11-01T00:00:00-04:00");
+  assert.equal(answer.to, "2026-11-03T00:00:00-05:00");
+  assert.deepEqual(answer.series.map((p: Json) => p.start), [
+    "2026-11-01T00:00:00-04:00",
+    "2026-11-02T00:00:00-05:00",
+  ]);
+  const utc = await analytics({ from: "2026-11-01", to: "2026-11-02" });
+  assert.equal(utc.status, 200, utc.text);
+  assert.equal(utc.body.from, "2026-11-01T00:00:00+00:00");
+});
+
 Deno.test("analytics: lifetime sums per link equal metrics_for_project", async () => {
   const answer = await analytics({
     from: "2026-01-01T00:00:00Z",

@@ -50,6 +50,8 @@ Deno.test("dashboard: every page, redirect, error and asset carries the CSP and 
     `${env}/links/${xssPath}`,
     `${env}/links/${xssPath}/qr.svg`,
     `${env}/metrics`,
+    `${env}/metrics/analytics.csv`,
+    `${env}/links/${xssPath}/analytics.csv`,
     `${env}/tokens`,
     `${env}/destinations`,
     `${env}/export`,
@@ -89,6 +91,22 @@ Deno.test("dashboard: a link title with markup renders as text", async () => {
   }
   const detail = await getPage(srv.url, `${env}/links/${xssPath}`, client);
   assert.ok(!detail.text.includes("<img src=x>"));
+});
+
+Deno.test("dashboard: analytics values with markup render as text, and URLs carry them encoded", async () => {
+  const client = await signInOverHttp(srv.url);
+  const env = `/dashboard/environments/${project.productionId}`;
+  const evil = `"><script>alert(2)</script>`;
+  const query = new URLSearchParams({ "filter[campaign]": evil, tz: "Europe/Berlin" });
+  for (const path of [`${env}/metrics?${query}`, `${env}/links/${xssPath}?${query}`]) {
+    const res = await getPage(srv.url, path, client);
+    assert.equal(res.status, 200, path);
+    assert.ok(!res.text.includes("<script>alert(2)"), path);
+    // The filter's chip and its hidden field, escaped; the presets' links, percent-encoded.
+    assert.ok(res.text.includes("&lt;script&gt;alert(2)&lt;/script&gt;"), path);
+    assert.ok(res.text.includes("filter%5Bcampaign%5D=%22%3E%3Cscript%3Ealert%282%29"), path);
+    assert.ok(res.text.includes(`value="&quot;&gt;&lt;script&gt;`), path);
+  }
 });
 
 Deno.test("dashboard: a cross-site POST is refused with 403 and changes nothing", async () => {
@@ -270,7 +288,12 @@ Deno.test("dashboard: malformed requests get a 4xx page, never a 500, and change
     "/dashboard?q=" + "x".repeat(300),
     `${env}/links?page=0`,
     `${env}/links?page=abc`,
-    `${env}/metrics?days=1000`,
+    `${env}/metrics?tz=Mars/Olympus`,
+    `${env}/metrics?from=2020-01-01`,
+    `${env}/metrics?interval=minute`,
+    `${env}/metrics/analytics.csv?to=someday`,
+    `${env}/links/${xssPath}/analytics.csv?filter[city]=Paris`,
+    `${env}/links/nope/analytics.csv`,
     "/dashboard/environments/abc/links",
     "/dashboard/environments/99999999999/tokens",
     `${env}/links/%00/qr.svg`,

@@ -4,11 +4,13 @@
 // openssl and trusted the two ways an operator can: DENO_CERT and NODE_EXTRA_CA_CERTS. Then each
 // other surface that needs a permission at run time is called once: the database (the embedded
 // one's files, or PostgreSQL with DATABASE_URL), DNS, static assets, GraphQL, the link host and
-// the feed; and the feed and admin tasks run with their own flags too.
+// the feed, the GeoIP database (GEOIP_DATABASE) giving the link host's view its country; and the
+// feed and admin tasks run with their own flags too.
 import assert from "node:assert/strict";
 import { lookup } from "node:dns/promises";
 import { Webhook } from "standardwebhooks";
 import { createTestDatabase } from "./helpers/database.ts";
+import { buildCountryDatabase } from "./helpers/mmdb.ts";
 import { call } from "./helpers/server.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
@@ -275,6 +277,11 @@ Deno.test("deno task start, with the task's own permissions: HTTPS webhooks to a
   const byName = httpsReceiver(localhost, denoCert);
   const byAddress = httpsReceiver("127.0.0.1", nodeExtra);
   const stranger = httpsReceiver("127.0.0.1", untrusted);
+  // This test's visits come from loopback: the database places them in New Zealand.
+  await Deno.writeFile(
+    `${dir}/country.mmdb`,
+    buildCountryDatabase({ "127.0.0.0/8": "NZ", "::1/128": "NZ" }),
+  );
   const env = {
     ...baseEnv(),
     PORT: "0",
@@ -283,6 +290,7 @@ Deno.test("deno task start, with the task's own permissions: HTTPS webhooks to a
     // The two ways to trust a private CA for webhook receivers (docs/operations.md).
     DENO_CERT: denoCert.caFile,
     NODE_EXTRA_CA_CERTS: nodeExtra.caFile,
+    GEOIP_DATABASE: `${dir}/country.mmdb`,
     ...(db ? { DATABASE_URL: db.url } : { DATA_DIR: `${dir}/data` }),
   };
   const service = startTask(env);
@@ -401,6 +409,22 @@ Deno.test("deno task start, with the task's own permissions: HTTPS webhooks to a
       const path = new URL(generated.body.link).pathname.slice(1);
       const visit = await call(base, "GET", `/${path}`, { headers: { Accept: "text/html" } });
       assert.equal(visit.status, 200, visit.text.slice(0, 300));
+      // The view is written behind the answer: its country, once it is there.
+      const deadline = Date.now() + DELIVERY_MS;
+      let countries: unknown = null;
+      while (Date.now() < deadline) {
+        const res = await call(
+          base,
+          "GET",
+          `/api/v1/projects/${projectId}/analytics?metrics=views&group_by=country&link=${path}`,
+          { headers: admin },
+        );
+        assert.equal(res.status, 200, res.text);
+        countries = res.body.groups.map((g: { key: string | null }) => g.key);
+        if ((countries as unknown[]).length > 0) break;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      assert.deepEqual(countries, ["NZ"], service.output());
 
       const graphql = await call(base, "POST", "/graphql", {
         headers: sdk,

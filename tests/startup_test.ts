@@ -62,6 +62,22 @@ Deno.test("main.ts: bad configuration stops start-up with one line and no stack 
   assert.ok(!p.stderr().includes("    at "));
 });
 
+Deno.test("main.ts: a GEOIP_DATABASE that is not a MaxMind database stops start-up, saying so", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    await Deno.writeTextFile(`${dir}/country.mmdb`, "<html>a download page, not a database</html>");
+    const p = startService({ DATA_DIR: dir, GEOIP_DATABASE: `${dir}/country.mmdb` });
+    assert.equal((await p.status).code, 1);
+    assert.match(
+      p.stderr().trim(),
+      /^configuration error: GEOIP_DATABASE: \S+country\.mmdb is not a MaxMind DB file/,
+    );
+    assert.ok(!p.stderr().includes("    at "));
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
 Deno.test("main.ts: the embedded default serves, prints the admin token once and keeps data", async () => {
   const dataDir = await Deno.makeTempDir();
   const first = startService({ DATA_DIR: dataDir });

@@ -9,6 +9,7 @@ import type { Environment } from "../../services/projects.ts";
 import type { Session } from "../../services/sessions.ts";
 import type { LinkFormValues } from "../forms.ts";
 import { may } from "../security.ts";
+import { AnalyticsPanel, type AnalyticsPanelProps } from "./analytics.tsx";
 import {
   Checkbox,
   Csrf,
@@ -457,6 +458,7 @@ export function LinkPage(props: {
   link: DashboardLinkRow;
   linkBaseUrl: string;
   notice?: string | undefined;
+  analytics: AnalyticsPanelProps;
 }) {
   const l = props.link;
   const base = `${envBase(props.env.id)}/links/${l.path}`;
@@ -582,6 +584,7 @@ export function LinkPage(props: {
           ))}
         </dl>
       </section>
+      <AnalyticsPanel {...props.analytics} />
       <section class="card" aria-labelledby="details-h">
         <h2 id="details-h">Details</h2>
         <div class="table-scroll">

@@ -142,6 +142,8 @@ export const ROUTE_ACCESS: Record<string, RouteAccess> = {
   "POST /dashboard/environments/:project_id/links/:path/delete": "links.delete",
   "GET /dashboard/environments/:project_id/links/:path/qr.svg": "links.read",
   "GET /dashboard/environments/:project_id/metrics": "analytics.read",
+  "GET /dashboard/environments/:project_id/metrics/analytics.csv": "analytics.read",
+  "GET /dashboard/environments/:project_id/links/:path/analytics.csv": "analytics.read",
   "GET /dashboard/environments/:project_id/live": "events.live",
   "GET /dashboard/environments/:project_id/live/stream": "events.live",
   "GET /dashboard/environments/:project_id/export": "events.export",

@@ -38,21 +38,36 @@ export interface RawAnalyticsParams {
   filters: Record<string, string>;
 }
 
-const instant = z.union([z.iso.datetime({ offset: true }), z.iso.date()])
-  .transform((value) => new Date(value));
+const instant = z.iso.datetime({ offset: true }).transform((value) => new Date(value));
+const dateOnly = z.iso.date();
 
 function bad(field: string, message: string): ApiError {
   return new ApiError("invalid_field", `${field}: ${message}`, { field });
 }
 
-function parseInstant(name: "from" | "to", raw: string): Date {
-  const parsed = instant.safeParse(raw);
-  if (!parsed.success || Number.isNaN(parsed.data.getTime())) {
-    throw bad(name, "must be an ISO 8601 date and time with an offset, e.g. 2026-03-01T00:00:00Z");
+/**
+ * An instant as given, or a date (YYYY-MM-DD) as the start of that day in `tz`, which
+ * PostgreSQL works out (a day that starts at 01:00 after a change of clocks included).
+ */
+async function parseInstant(sql: Sql, name: "from" | "to", raw: string, tz: string): Promise<Date> {
+  let at: Date | null = null;
+  const given = instant.safeParse(raw);
+  if (given.success) at = given.data;
+  else if (dateOnly.safeParse(raw).success) {
+    const [row] = await sql<{ at: Date }[]>`
+      select (${raw}::date::timestamp at time zone ${tz}) as at`;
+    at = row!.at;
   }
-  const year = parsed.data.getUTCFullYear();
+  if (at === null || Number.isNaN(at.getTime())) {
+    throw bad(
+      name,
+      "must be an ISO 8601 date and time with an offset (2026-03-01T00:00:00Z) or a date " +
+        "(2026-03-01, the start of that day in tz)",
+    );
+  }
+  const year = at.getUTCFullYear();
   if (year < 1970 || year > 9999) throw bad(name, "must be between 1970 and 9999");
-  return parsed.data;
+  return at;
 }
 
 function oneOf<T extends string>(field: string, list: readonly T[], raw: string): T {
@@ -72,6 +87,33 @@ function knownZones(sql: Sql): Promise<Set<string>> {
   return zones;
 }
 
+/** Zones offered to pick from: the regions' IANA names and UTC, without aliases of others. */
+const PICKABLE = "^(Africa|America|Antarctica|Asia|Atlantic|Australia|Europe|Indian|Pacific)/";
+
+let pickable: Promise<string[]> | null = null;
+/**
+ * The zones a query can be answered in for the year around `now` (every offset they have a
+ * whole number of hours, sampled every two weeks), by name: what a zone picker offers. Read once
+ * per process.
+ */
+export function answerableZones(sql: Sql, now: Date): Promise<string[]> {
+  pickable ??= sql<{ name: string }[]>`
+    select z.name from pg_timezone_names z
+    where z.name = 'UTC' or z.name ~ ${PICKABLE}
+    and not exists (
+      select 1 from generate_series(${now}::timestamptz - interval '6 months',
+        ${now}::timestamptz + interval '6 months', interval '14 days') t
+      where extract(epoch from (t at time zone z.name) - (t at time zone 'UTC'))::int % 3600 <> 0
+    )
+    order by z.name collate "C"`
+    .then((rows) => rows.map((r) => r.name))
+    .catch((err) => {
+      pickable = null;
+      throw err;
+    });
+  return pickable;
+}
+
 /**
  * The query of `raw` for the environment, as of `now`: from/to default to the 30 days up to
  * now and may be at most 400 days apart; the zone must be an IANA name PostgreSQL knows (not
@@ -84,16 +126,6 @@ export async function parseAnalyticsParams(
   now: Date,
 ): Promise<AnalyticsQuery> {
   const given = (v: string | undefined) => v !== undefined && v !== "";
-  const to = given(raw.to) ? parseInstant("to", raw.to!) : now;
-  const from = given(raw.from)
-    ? parseInstant("from", raw.from!)
-    : new Date(to.getTime() - DEFAULT_RANGE_DAYS * DAY_MS);
-  if (from.getTime() >= to.getTime()) throw bad("to", "must be later than from");
-  if (to.getTime() - from.getTime() > MAX_RANGE_DAYS * DAY_MS) {
-    throw bad("to", `must be at most ${MAX_RANGE_DAYS} days after from`);
-  }
-  const interval = given(raw.interval) ? oneOf("interval", INTERVALS, raw.interval!) : null;
-
   const tz = given(raw.tz) ? raw.tz! : "UTC";
   // Names only: PostgreSQL would also take "EST" or "foo+3" as a POSIX rule.
   if (!/^[A-Za-z][A-Za-z0-9_+\-\/]*$/.test(tz) || !(await knownZones(sql)).has(tz)) {
@@ -102,6 +134,16 @@ export async function parseAnalyticsParams(
       `must be an IANA time zone name such as Europe/Berlin (got ${JSON.stringify(tz)})`,
     );
   }
+
+  const to = given(raw.to) ? await parseInstant(sql, "to", raw.to!, tz) : now;
+  const from = given(raw.from)
+    ? await parseInstant(sql, "from", raw.from!, tz)
+    : new Date(to.getTime() - DEFAULT_RANGE_DAYS * DAY_MS);
+  if (from.getTime() >= to.getTime()) throw bad("to", "must be later than from");
+  if (to.getTime() - from.getTime() > MAX_RANGE_DAYS * DAY_MS) {
+    throw bad("to", `must be at most ${MAX_RANGE_DAYS} days after from`);
+  }
+  const interval = given(raw.interval) ? oneOf("interval", INTERVALS, raw.interval!) : null;
 
   let metrics: Metric[] = [...DEFAULT_METRICS];
   if (raw.metrics !== undefined) {

@@ -5,6 +5,8 @@ import type { Sql } from "../../db/connect.ts";
 import { createApp } from "../../app.ts";
 import { ManualClock } from "./clock.ts";
 import { silentLogger } from "./clock.ts";
+import type { Logger } from "../../services/log.ts";
+import { GeoIpDatabase } from "../../services/geoip.ts";
 import { hashSecret } from "../../services/secrets.ts";
 import { ViewRecorder } from "../../services/view_recorder.ts";
 import type { AppDeps } from "../../services/deps.ts";
@@ -47,6 +49,8 @@ export function serveApp(
     /** Capture notifications for live tails; without, they poll (`livePollMs`). */
     wakeup?: FeedWakeup;
     livePollMs?: number;
+    /** The app's logger (by default one that writes nothing). */
+    logger?: Logger;
   } = {},
 ): TestServer {
   const config = resolveConfig({
@@ -57,16 +61,15 @@ export function serveApp(
   });
   const clock = options.clock ?? new ManualClock(new Date());
   const sql = options.sql ?? db.pool();
-  const views = new ViewRecorder(sql, {
-    clock,
-    linkBaseUrl: config.linkBaseUrl,
-    logger: silentLogger,
-  });
+  const logger = options.logger ?? silentLogger;
+  const views = new ViewRecorder(sql, { clock, linkBaseUrl: config.linkBaseUrl, logger });
   const deps: AppDeps = {
     sql,
     config,
     clock,
-    logger: silentLogger,
+    logger,
+    // As main.ts opens it: GEOIP_DATABASE in `config` is the test's own small database.
+    geoip: config.geoipDatabase ? new GeoIpDatabase(config.geoipDatabase) : null,
     adminTokenHash: hashSecret(ADMIN_TOKEN),
     cursorSecret: config.cursorSecret ?? CURSOR_SECRET,
     views,
@@ -102,7 +105,7 @@ export function serveApp(
 
 /** One test file's world: a fresh database and one app over it. */
 export async function startTestServer(
-  options: { clock?: ManualClock; config?: Record<string, string> } = {},
+  options: { clock?: ManualClock; config?: Record<string, string>; logger?: Logger } = {},
 ): Promise<TestServer & { db: TestDatabase }> {
   const db = await createTestDatabase();
   const server = serveApp(db, options);
