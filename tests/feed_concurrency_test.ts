@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { captureEvents } from "../services/feed_capture.ts";
 import { createTestDatabase } from "./helpers/database.ts";
-import { writeWhileReading } from "./helpers/feed.ts";
+import { MIN_FRONTIER_PAGES, writeWhileReading } from "./helpers/feed.ts";
 import { createFeedToken, createProject, serveApp } from "./helpers/server.ts";
 
 const db = await createTestDatabase();
@@ -28,6 +28,8 @@ Deno.test("event_stream loses nothing while concurrent writers commit in random 
     token: token.value,
     transactionsPerWriter: db.embedded ? 10 : 40,
     capture: captureEvents,
+    // PGlite runs one transaction at a time: there the reader need not catch up (see below).
+    minFrontierPages: db.embedded ? 0 : MIN_FRONTIER_PAGES,
   });
 
   assert.ok(result.written.length >= pools.length * (db.embedded ? 10 : 40));
@@ -35,7 +37,7 @@ Deno.test("event_stream loses nothing while concurrent writers commit in random 
   // transaction at a time, so there commits cannot overtake each other and the reader, queued
   // behind the writers, may never catch up before they finish: the check is for PostgreSQL.
   assert.ok(
-    db.embedded || result.frontierPages >= 20,
+    db.embedded || result.frontierPages >= MIN_FRONTIER_PAGES,
     `the reader caught up with writers still writing (${result.frontierPages} times)`,
   );
   assert.equal(new Set(result.read).size, result.read.length, "no event served twice");

@@ -138,6 +138,8 @@ export interface NoLossOptions {
   token: string;
   transactionsPerWriter: number;
   capture: CaptureFn;
+  /** Writers go on until the reader caught up this often (0: they stop at their quota). */
+  minFrontierPages: number;
 }
 
 export interface NoLossResult {
@@ -159,11 +161,21 @@ const READER_LIMIT = 5;
  * Writers pause between transactions so that the reader keeps up with them: a reader far
  * behind only reads long-committed events and could not notice a gap.
  */
+/** How often a no-loss reader must have caught up with writers still writing. */
+export const MIN_FRONTIER_PAGES = 20;
+
 export async function writeWhileReading(options: NoLossOptions): Promise<NoLossResult> {
   const written: string[] = [];
   let writing = true;
+  let frontierPages = 0;
+  // The check is only worth something when the reader reached the commit frontier while writers
+  // were still committing: on a loaded machine it may lag behind, so writers go on (up to ten
+  // times their quota) until it has been there `minFrontierPages` times.
+  const more = (i: number) =>
+    i < options.transactionsPerWriter ||
+    (frontierPages < options.minFrontierPages && i < 10 * options.transactionsPerWriter);
   const writer = async (pool: Sql) => {
-    for (let i = 0; i < options.transactionsPerWriter; i++) {
+    for (let i = 0; more(i); i++) {
       await sleep(Math.random() * 40);
       const events = Array.from(
         { length: 1 + Math.floor(Math.random() * 3) },
@@ -181,7 +193,6 @@ export async function writeWhileReading(options: NoLossOptions): Promise<NoLossR
 
   const read: string[] = [];
   let after: string | undefined;
-  let frontierPages = 0;
   const readPage = async () => {
     const page = await readOk(options.base, options.environmentId, options.token, {
       after,
