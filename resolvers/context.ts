@@ -1,5 +1,6 @@
 // The one place a GraphQL request's context is made: who is asking.
 import type { AppDeps } from "../services/deps.ts";
+import { Loaders } from "./loaders.ts";
 
 export interface GraphQLContext {
   deps: AppDeps;
@@ -8,6 +9,8 @@ export interface GraphQLContext {
   sdk: { projectKey: string | null; environment: string | null };
   /** The `Authorization` header, for the feed. */
   authorization: string | null;
+  /** The request's DataLoaders (resolvers/loaders.ts). */
+  loaders: Loaders;
 }
 
 export function createContext(
@@ -23,5 +26,6 @@ export function createContext(
       environment: request.headers.get("ENVIRONMENT"),
     },
     authorization: request.headers.get("Authorization"),
+    loaders: new Loaders(deps),
   };
 }

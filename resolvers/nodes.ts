@@ -6,6 +6,7 @@
 // name.
 import type { FeedEnvelope, Purchase } from "../services/feed_envelope.ts";
 import { accessPath, type LinkRow, type Redirect, showsPreview } from "../services/links/links.ts";
+import type { Loaders } from "./loaders.ts";
 
 export interface RedirectNode {
   url: string | null;
@@ -40,7 +41,7 @@ const redirectNode = (r: Redirect): RedirectNode => ({
   openAppIfInstalled: r.open_app_if_installed ?? null,
 });
 
-type LinkField = keyof LinkNode;
+export type LinkField = keyof LinkNode;
 type LinkColumn = keyof LinkRow;
 
 /** Each Link field: the columns it is made from, and its value (REST's toLink, camelCased). */
@@ -123,7 +124,11 @@ export interface PurchaseNode {
   store: string;
 }
 
-/** A feed envelope as GraphQL's FeedEvent: absent fields are null, the link is the full one. */
+/**
+ * A feed envelope as GraphQL's FeedEvent: absent fields are null. `link` is resolved by the
+ * request's link loader from `linkId` (resolvers/loaders.ts); a subscription's page brings
+ * its own loaders (`scope`).
+ */
 export interface FeedEventNode {
   schemaVersion: number;
   id: string;
@@ -133,7 +138,9 @@ export interface FeedEventNode {
   project: FeedEnvelope["project"];
   device: Record<string, unknown> | null;
   user: Record<string, unknown> | null;
-  link: LinkNode | null;
+  /** The attributed link's id, or null when the event has none. */
+  linkId: number | null;
+  scope: Loaders | null;
   attribution: Record<string, unknown> | null;
   geo: { country: string } | null;
   purchase: PurchaseNode | null;
@@ -149,7 +156,11 @@ const purchaseNode = (p: Purchase): PurchaseNode => ({
   store: p.store,
 });
 
-export function feedEventNode(e: FeedEnvelope, link: LinkNode | null): FeedEventNode {
+export function feedEventNode(
+  e: FeedEnvelope,
+  linkId: number | null,
+  scope: Loaders | null = null,
+): FeedEventNode {
   return {
     schemaVersion: e.schema_version,
     id: e.id,
@@ -159,7 +170,8 @@ export function feedEventNode(e: FeedEnvelope, link: LinkNode | null): FeedEvent
     project: e.project,
     device: e.device ?? null,
     user: e.user ?? null,
-    link,
+    linkId,
+    scope,
     attribution: e.attribution ?? null,
     geo: e.geo ?? null,
     purchase: e.purchase ? purchaseNode(e.purchase) : null,
