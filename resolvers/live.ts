@@ -3,7 +3,7 @@ import { ApiError } from "../services/errors.ts";
 import { parseEnvironmentId } from "../services/projects.ts";
 import type { GraphQLContext } from "./context.ts";
 import { withGraphQLNames } from "./errors.ts";
-import { type EventFeedEdge, feedEventNodes } from "./feed.ts";
+import { type EventFeedEdge, feedEventNodes, primeLinks } from "./feed.ts";
 import { linkFields } from "./nodes.ts";
 
 const LIVE_ARGUMENTS: Record<string, string> = { "event_types[]": "eventTypes", after: "after" };
@@ -43,11 +43,7 @@ export async function subscribeEventFeed(
       for await (const page of stream.pages) {
         const scope = ctx.loaders.forPage(fields);
         const nodes = feedEventNodes(page, scope);
-        if (linkSelection) {
-          const ids = new Set<number>();
-          for (const node of nodes) if (node.linkId !== null) ids.add(node.linkId);
-          await scope.links(fields).loadMany([...ids]);
-        }
+        if (linkSelection) await primeLinks(scope, nodes, fields);
         for (let i = 0; i < page.length; i++) yield { node: nodes[i]!, cursor: page[i]!.cursor };
       }
     } finally {

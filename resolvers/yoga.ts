@@ -12,14 +12,20 @@ import { createContext, type GraphQLContext } from "./context.ts";
 import { classifyResolverError, maskError } from "./errors.ts";
 import { createFastPath } from "./fast_path.ts";
 import { documentCache, parseErrorCache, useDocumentLimit } from "./document_limit.ts";
+import { useListCost } from "./list_cost.ts";
 
 /** What the HTTP layer passes per request; Yoga merges it into the context. */
 export interface ServerContext {
   requestId: string;
+  /** The client's address, as the REST routes read it (inputs/headers.ts clientAddress). */
+  clientAddress: string;
 }
 
 /** Serves /graphql: the HTTP layer hands over the request and its request id. */
 export type GraphQLHandler = (request: Request, context: ServerContext) => Promise<Response>;
+
+/** Armor's cost limit, at validation and again with the page sizes a request runs with. */
+const COST = { maxCost: 300_000 };
 
 function queriesOnly(plugin: Plugin): Plugin {
   const { onSubscribe: _subscribe, ...rest } = plugin;
@@ -36,19 +42,21 @@ export function createGraphQLHandler(deps: AppDeps): GraphQLHandler {
     // field's resolver the operation's variables instead of its arguments (checked with
     // @envelop/graphql-jit 11.2), so subscriptions run on graphql-js.
     queriesOnly(useGraphQlJit() as Plugin),
-    // Limits sized for the schema: the deepest legitimate query (eventFeed → edges → node → link
-    // → iosCustomRedirect → url) is 6 levels.
+    // Limits sized for the schema: the deepest legitimate queries (eventFeed → edges → node →
+    // link → iosCustomRedirect → url; environment → links → edges → node → analytics → groups →
+    // series → views) are 6 to 8 levels.
     EnvelopArmorPlugin({
       maxDepth: { n: 10 },
       maxAliases: { n: 15 },
       maxDirectives: { n: 10 },
       maxTokens: { n: 2000 },
-      // Armor multiplies a field's cost by a literal `first` (not by a variable): the largest
-      // legitimate document, a 1000-event page with every field and the full link, costs
-      // 277,250. The depth, alias and token limits bound everything else.
-      costLimit: { maxCost: 300_000 },
+      // Armor multiplies a field's cost by a literal `first`: the largest legitimate document,
+      // a 1000-event page with every field and the full link, costs 277,250. A `first` given
+      // by a variable or left to its default is priced again before execution (useListCost).
+      costLimit: COST,
       blockFieldSuggestion: { enabled: true },
     }),
+    useListCost(COST),
     useErrorHandler(({ errors, context }) => {
       for (const error of errors) {
         const classified = classifyResolverError(error);
@@ -94,7 +102,8 @@ export function createGraphQLHandler(deps: AppDeps): GraphQLHandler {
       errorCache: parseErrorCache(1024 * 1024),
     },
     plugins,
-    context: ({ request, requestId }) => createContext(request, deps, requestId),
+    context: ({ request, requestId, clientAddress }) =>
+      createContext(request.headers, deps, { requestId, clientAddress }),
   });
 
   // Bodies go in and out as strings: GraphQL documents and results are small, and Deno's

@@ -110,11 +110,11 @@ builder.queryField("eventFeed", (t) =>
       after: t.arg.string(),
       eventTypes: t.arg({ type: [FeedEventType] }),
     },
-    resolve: (_root, args, ctx) =>
+    resolve: (_root, args, ctx, info) =>
       eventFeed(ctx, {
         projectId: String(args.projectId),
         first: args.first,
         after: args.after,
         eventTypes: args.eventTypes,
-      }),
+      }, info),
   }));
