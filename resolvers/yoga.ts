@@ -13,6 +13,7 @@ import { classifyResolverError, maskError } from "./errors.ts";
 import { createFastPath } from "./fast_path.ts";
 import { documentCache, parseErrorCache, useDocumentLimit } from "./document_limit.ts";
 import { useListCost } from "./list_cost.ts";
+import { createWebSocketHandler } from "./websocket.ts";
 
 /** What the HTTP layer passes per request; Yoga merges it into the context. */
 export interface ServerContext {
@@ -110,7 +111,12 @@ export function createGraphQLHandler(deps: AppDeps): GraphQLHandler {
   // streamed bodies, which Yoga would use both ways, cost more than the whole execution of a
   // link(path) query (measured: twice the requests/s this way).
   const fastPath = createFastPath(yoga);
+  const webSocket = createWebSocketHandler(yoga, deps);
   return async (request, context) => {
+    // Subscriptions over WebSocket (resolvers/websocket.ts).
+    if (request.headers.get("Upgrade")?.toLowerCase() === "websocket") {
+      return webSocket(request, context);
+    }
     let response: Response;
     if (request.method === "POST") {
       const body = await request.text();
