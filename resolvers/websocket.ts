@@ -54,6 +54,8 @@ export function createWebSocketHandler(
   // deno-lint-ignore no-explicit-any
   yoga: YogaServerInstance<any, any>,
   deps: AppDeps,
+  /** The document a subscribe message runs (persisted.ts: trusted documents). */
+  documentOf: (payload: { query: string; extensions?: unknown }) => string | GraphQLError,
 ): WebSocketHandler {
   const server = makeServer<Record<string, unknown> | undefined, Extra>({
     onConnect(ctx) {
@@ -72,9 +74,11 @@ export function createWebSocketHandler(
         request: new Request(url, { headers }),
         params: payload,
       });
+      const query = documentOf(payload);
+      if (query instanceof GraphQLError) return [query];
       let document;
       try {
-        document = enveloped.parse(payload.query);
+        document = enveloped.parse(query);
       } catch (err) {
         return [err instanceof GraphQLError ? err : badRequest("the document does not parse")];
       }

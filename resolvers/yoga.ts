@@ -14,6 +14,7 @@ import { createFastPath } from "./fast_path.ts";
 import { documentCache, parseErrorCache, useDocumentLimit } from "./document_limit.ts";
 import { useListCost } from "./list_cost.ts";
 import { createWebSocketHandler } from "./websocket.ts";
+import { persistedDocuments } from "./persisted.ts";
 
 /** What the HTTP layer passes per request; Yoga merges it into the context. */
 export interface ServerContext {
@@ -34,7 +35,10 @@ function queriesOnly(plugin: Plugin): Plugin {
 }
 
 export function createGraphQLHandler(deps: AppDeps): GraphQLHandler {
+  const persisted = persistedDocuments(deps.config.graphqlTrustedDocuments);
   const plugins: Plugin[] = [
+    // Trusted documents, or automatic persisted queries: which document a request runs.
+    ...persisted.plugins,
     // First: an oversized document is refused before it is parsed, counted or cached.
     useDocumentLimit(),
     // Compiled execution: a 1000-event page is ~6,000 field resolutions, where graphql-js's
@@ -110,8 +114,8 @@ export function createGraphQLHandler(deps: AppDeps): GraphQLHandler {
   // Bodies go in and out as strings: GraphQL documents and results are small, and Deno's
   // streamed bodies, which Yoga would use both ways, cost more than the whole execution of a
   // link(path) query (measured: twice the requests/s this way).
-  const fastPath = createFastPath(yoga);
-  const webSocket = createWebSocketHandler(yoga, deps);
+  const fastPath = createFastPath(yoga, persisted.admitsFastPath);
+  const webSocket = createWebSocketHandler(yoga, deps, persisted.webSocketQuery);
   return async (request, context) => {
     // Subscriptions over WebSocket (resolvers/websocket.ts).
     if (request.headers.get("Upgrade")?.toLowerCase() === "websocket") {
