@@ -5,7 +5,12 @@ import { EnvelopArmorPlugin } from "@escape.tech/graphql-armor";
 import { NoSchemaIntrospectionCustomRule } from "graphql";
 import { createYoga, type FetchAPI, type Plugin } from "graphql-yoga";
 import { schema } from "../schema/mod.ts";
-import { GRAPHIQL_CSP, renderGraphiQL } from "../pages/graphiql.ts";
+import {
+  GRAPHIQL_CSP,
+  GRAPHIQL_DEFAULT_HEADERS,
+  GRAPHIQL_DEFAULT_QUERY,
+  renderGraphiQL,
+} from "../pages/graphiql.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { describeError } from "../services/log.ts";
 import { createContext, type GraphQLContext } from "./context.ts";
@@ -88,7 +93,12 @@ export function createGraphQLHandler(deps: AppDeps): GraphQLHandler {
     fetchAPI: globalThis as unknown as FetchAPI,
     graphqlEndpoint: "/graphql",
     landingPage: false,
-    graphiql: { title: "Link and event feed" },
+    graphiql: {
+      title: "Link and event feed",
+      // Opens on the admin graph (with a placeholder token, which is no token: nothing counts).
+      defaultQuery: GRAPHIQL_DEFAULT_QUERY,
+      headers: GRAPHIQL_DEFAULT_HEADERS,
+    },
     // Served from this process (pages/graphiql.ts), not from a CDN: works on a closed network.
     renderGraphiQL,
     maskedErrors: { maskError },
