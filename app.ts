@@ -21,6 +21,7 @@ import { opsRoutes } from "./rest/ops.ts";
 import { sdkRoutes } from "./rest/sdk.ts";
 import type { AppDeps } from "./services/deps.ts";
 import { LiveTails } from "./services/live_tail.ts";
+import { clientAddress } from "./inputs/headers.ts";
 
 /**
  * Builds the whole HTTP app from its transports (REST, GraphQL, the link host); main.ts and the
@@ -42,7 +43,11 @@ export function createApp(given: AppDeps): Hono<AppEnv> {
   app.on(
     ["GET", "POST"],
     "/graphql",
-    (c) => graphql(c.req.raw, { requestId: c.get("requestId") }),
+    (c) =>
+      graphql(c.req.raw, {
+        requestId: c.get("requestId"),
+        clientAddress: clientAddress(c, deps.config.trustProxy),
+      }),
   );
   // GET /docs (the REST reference) and the browser pages' files under /docs/assets/ and
   // /graphql/assets/

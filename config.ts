@@ -1,4 +1,6 @@
 // The one place that reads the environment. Everything else receives a resolved Config.
+import { createHash } from "node:crypto";
+import { parse } from "graphql";
 import { z } from "zod";
 import { MAX_SECRET_LENGTH } from "./services/secrets.ts";
 
@@ -20,6 +22,12 @@ export interface Config {
   logLevel: "debug" | "info" | "warn" | "error";
   /** GraphQL introspection (frontend teams generate types from it); off only by choice. */
   graphqlIntrospection: boolean;
+  /**
+   * GraphQL's trusted documents by their SHA-256 (hex), read from the file
+   * GRAPHQL_TRUSTED_DOCUMENTS names: when set, only these documents run. Null: any document
+   * runs, and automatic persisted queries register them.
+   */
+  graphqlTrustedDocuments: ReadonlyMap<string, string> | null;
   /** Push destinations may be loopback, private or link-local addresses (tests, closed networks). */
   destinationsAllowPrivate: boolean;
   /**
@@ -94,6 +102,7 @@ const envSchema = z.object({
     blankToUndefined,
     z.enum(["true", "false"], { error: "must be true or false" }).default("true"),
   ),
+  GRAPHQL_TRUSTED_DOCUMENTS: z.preprocess(blankToUndefined, z.string().optional()),
   DESTINATIONS_ALLOW_PRIVATE: z.preprocess(
     blankToUndefined,
     z.enum(["true", "false"], { error: "must be true or false" }).default("false"),
@@ -146,11 +155,55 @@ export function resolveConfig(
     feedRateLimit: e.FEED_RATE_LIMIT,
     logLevel: e.LOG_LEVEL,
     graphqlIntrospection: e.GRAPHQL_INTROSPECTION === "true",
+    graphqlTrustedDocuments: e.GRAPHQL_TRUSTED_DOCUMENTS === undefined
+      ? null
+      : readTrustedDocuments(e.GRAPHQL_TRUSTED_DOCUMENTS),
     destinationsAllowPrivate: e.DESTINATIONS_ALLOW_PRIVATE === "true",
     trustProxy: e.TRUST_PROXY === "true",
     defaultHostAppsProject: e.DEFAULT_HOST_APPS_PROJECT ?? null,
     geoipDatabase: e.GEOIP_DATABASE ?? null,
   };
+}
+
+/** A trusted document at most, as any GraphQL document (resolvers/document_limit.ts). */
+const MAX_TRUSTED_DOCUMENT_BYTES = 32 * 1024;
+
+/**
+ * The trusted documents of the file at `path`: a JSON object of each document by the SHA-256 of
+ * its text in hex, as GraphQL Code Generator's client preset writes it (`persistedDocuments`
+ * with `hashAlgorithm: "sha256"`). Every hash must be its document's, and every document must
+ * parse; anything else stops start-up naming the variable.
+ */
+function readTrustedDocuments(path: string): Map<string, string> {
+  const bad = (why: string) => new ConfigError(`GRAPHQL_TRUSTED_DOCUMENTS: ${why}`);
+  let manifest: unknown;
+  try {
+    manifest = JSON.parse(Deno.readTextFileSync(path));
+  } catch (err) {
+    throw bad(`${path} is not a readable JSON file (${(err as Error).message})`);
+  }
+  if (typeof manifest !== "object" || manifest === null || Array.isArray(manifest)) {
+    throw bad("must name a JSON object of documents by their SHA-256 hash");
+  }
+  const documents = new Map<string, string>();
+  for (const [hash, document] of Object.entries(manifest)) {
+    if (!/^[0-9a-f]{64}$/.test(hash) || typeof document !== "string") {
+      throw bad(`each key must be a SHA-256 in hex and each value a document (at ${hash})`);
+    }
+    if (createHash("sha256").update(document).digest("hex") !== hash) {
+      throw bad(`${hash} is not the SHA-256 of its document`);
+    }
+    if (new TextEncoder().encode(document).length > MAX_TRUSTED_DOCUMENT_BYTES) {
+      throw bad(`${hash}: the document is larger than ${MAX_TRUSTED_DOCUMENT_BYTES} bytes`);
+    }
+    try {
+      parse(document);
+    } catch (err) {
+      throw bad(`${hash} does not parse: ${(err as Error).message}`);
+    }
+    documents.set(hash, document);
+  }
+  return documents;
 }
 
 /** The process's configuration. The admin CLI works on the database directly: it needs no token. */

@@ -1,11 +1,19 @@
 // Issue 5's figures: GraphQL link(path) against REST link lookup, and a 1000-event eventFeed page
 // with each event's link against the REST page, in the same run; SQL queries per GraphQL page.
+import { CLI_AUDIT } from "../services/access/audit.ts";
+import { systemClock } from "../services/clock.ts";
+import { recordEvents } from "../services/events.ts";
+import { createManagedLink } from "../services/links/manage.ts";
+import { createProject } from "../services/projects.ts";
+import type { Sql } from "../db/connect.ts";
 import { countingSql } from "../tests/helpers/database.ts";
 import { judge, notFinite, type Row } from "./rows.ts";
 import {
+  ADMIN_TOKEN,
   type BenchDatabase,
   compare,
   fmt,
+  median,
   postJson,
   seedFeedPage,
   serveService,
@@ -128,11 +136,137 @@ export async function graphqlBenchmarks(db: BenchDatabase, seconds: number): Pro
         [...pageProblems, ...relay.problems],
       ),
     });
+
+    rows.push(await linksScreen(sql, service.url, seconds));
   } finally {
     await service.close();
     await countedService.close();
   }
   return rows;
+}
+
+const DAY = 24 * 60 * 60 * 1000;
+const admin = { Authorization: `Bearer ${ADMIN_TOKEN}` };
+
+/** 50 managed links with 30 days of views and installs (2,000 events). */
+async function seedLinksScreen(sql: Sql): Promise<number> {
+  const { project } = await createProject(sql, { name: "screen", enterprise: true }, CLI_AUDIT);
+  const envId = project.environments.production.project_id;
+  const paths: string[] = [];
+  for (let i = 0; i < 50; i++) {
+    paths.push(
+      (await createManagedLink(sql, envId, { title: `Screen ${i}` }, "api", CLI_AUDIT)).path,
+    );
+  }
+  const now = Date.now();
+  await recordEvents(
+    sql,
+    {
+      environment: { id: envId, kind: "production", hashid: project.id },
+      clock: systemClock,
+      linkBaseUrl: "https://lnk.example.test",
+    },
+    Array.from({ length: 2000 }, (_, i) => ({
+      type: i % 4 === 0 ? "install" as const : "view" as const,
+      occurred_at: new Date(now - (i % 30) * DAY - (i % 24) * 3_600_000),
+      link_path: paths[i % 50]!,
+      geo: { country: i % 3 ? "DE" : "FR" },
+    })),
+  );
+  return envId;
+}
+
+/** Times `run` over and over for `seconds`; throws if an answer was not the one expected. */
+async function timed(run: () => Promise<void>, seconds: number): Promise<number[]> {
+  const times: number[] = [];
+  const until = performance.now() + seconds * 1000;
+  while (performance.now() < until) {
+    const start = performance.now();
+    await run();
+    times.push(performance.now() - start);
+  }
+  return times;
+}
+
+/** At most `limit` of `tasks` at a time (a browser's connections per host over HTTP/1.1). */
+async function pool(tasks: (() => Promise<void>)[], limit: number): Promise<void> {
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: limit }, async () => {
+      while (next < tasks.length) await tasks[next++]!();
+    }),
+  );
+}
+
+/**
+ * A frontend's links screen: 50 links, each with its lifetime counters and a 30-day daily
+ * series. GraphQL asks once; over REST the client lists the links, then asks the analytics
+ * route for each one (six at a time, as a browser does over HTTP/1.1).
+ */
+async function linksScreen(sql: Sql, base: string, seconds: number): Promise<Row> {
+  const envId = await seedLinksScreen(sql);
+  const problems: string[] = [];
+  const query = JSON.stringify({
+    query: `query($id: ID!) { environment(projectId: $id) { links(first: 50) {
+      edges { node { path title state
+        metrics { totalViews totalInstalls }
+        analytics(interval: DAY) { series { start views installs } } } }
+      pageInfo { endCursor hasNextPage } } } }`,
+    variables: { id: String(envId) },
+  });
+  const graphql = async () => {
+    const res = await fetch(`${base}/graphql`, {
+      method: "POST",
+      headers: { ...admin, "Content-Type": "application/json" },
+      body: query,
+    });
+    const body = await res.json();
+    const edges = body.data?.environment?.links?.edges;
+    if (body.errors || edges?.length !== 50 || edges[0].node.analytics.series.length !== 31) {
+      throw new Error(`unexpected GraphQL answer: ${JSON.stringify(body).slice(0, 300)}`);
+    }
+  };
+  const rest = async () => {
+    const list = await fetch(`${base}/api/v1/projects/${envId}/links?limit=50`, {
+      headers: admin,
+    });
+    const { links } = await list.json();
+    if (links?.length !== 50) throw new Error(`unexpected REST list: ${list.status}`);
+    await pool(
+      links.map((link: { path: string }) => async () => {
+        const res = await fetch(
+          `${base}/api/v1/projects/${envId}/analytics?interval=day&link=${link.path}`,
+          { headers: admin },
+        );
+        const body = await res.json();
+        if (body.series?.length !== 31) throw new Error(`unexpected REST analytics: ${res.status}`);
+      }),
+      6,
+    );
+  };
+  const g: number[] = [];
+  const r: number[] = [];
+  try {
+    await graphql();
+    await rest();
+    // Alternating rounds, so that a change in the machine's load reaches both sides alike.
+    for (let round = 0; round < 3; round++) {
+      r.push(...await timed(rest, seconds / 3));
+      g.push(...await timed(graphql, seconds / 3));
+    }
+  } catch (err) {
+    problems.push(err instanceof Error ? err.message : String(err));
+  }
+  const ratio = median(g) / median(r);
+  return {
+    name:
+      "GraphQL links screen (50 links, metrics, 30-day daily series) vs REST list + analytics " +
+      "per link (6 at a time)",
+    figure: `p50 ${fmt(median(g))} ms vs REST ${fmt(median(r))} ms = ${fmt(ratio, 2)}× the time ` +
+      `(${g.length} and ${r.length} screens)`,
+    target: "≤ 0.5× REST time",
+    outcome: judge(ratio <= 0.5, [...problems, ...notFinite({ ratio })]),
+  };
 }
 
 function relayQuery(envId: number) {

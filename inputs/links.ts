@@ -137,6 +137,10 @@ const ORDER_VALUES = [
   "-views",
 ] as const;
 
+/** Links a page of the admin list holds: at most, and when the request does not say. */
+export const MAX_LIST_LIMIT = 100;
+export const DEFAULT_LIST_LIMIT = 50;
+
 const filterText = optional(text(200));
 
 /** GET /projects/:project_id/links: filters and order (limit and after are read apart). */

@@ -44,6 +44,72 @@ export const graphiqlAssets = new AssetSet(async () => {
   ];
 });
 
+/**
+ * What GraphiQL opens with (until the browser has tabs of its own): the admin graph, a links
+ * screen with each link's counters and series, and where each credential goes.
+ */
+export const GRAPHIQL_DEFAULT_QUERY =
+  `# The admin graph. Put the admin token in Headers below, replacing <admin token>, and an
+# environment's numeric ID (the admin API's project_id) in Variables, then run.
+#
+# The SDK fields (link, projectMetrics, generateLink) take the PROJECT-KEY and ENVIRONMENT
+# headers instead, and eventFeed a feed token (Authorization: Bearer est_...).
+# Ctrl+Space completes; the Docs pane shows every type.
+query LinksScreen($projectId: ID!) {
+  environment(projectId: $projectId) {
+    name
+    project {
+      name
+      linkDomain
+    }
+    links(first: 20, orderBy: { field: VIEWS, direction: DESC }) {
+      edges {
+        node {
+          path
+          title
+          state
+          metrics {
+            totalViews
+            totalInstalls
+          }
+          analytics(interval: DAY) {
+            series {
+              start
+              views
+              installs
+            }
+          }
+        }
+      }
+      pageInfo {
+        endCursor
+        hasNextPage
+      }
+    }
+    analytics(interval: DAY, groupBy: COUNTRY, limit: 5) {
+      totals {
+        views
+        installs
+      }
+      groups {
+        key
+        totals {
+          views
+          installs
+        }
+      }
+    }
+  }
+}
+`;
+
+/** GraphiQL's initial headers: where the admin token goes. */
+export const GRAPHIQL_DEFAULT_HEADERS = JSON.stringify(
+  { Authorization: "Bearer <admin token>" },
+  null,
+  2,
+);
+
 /** The page's own policy: everything from this origin, nothing from anywhere else. */
 export const GRAPHIQL_CSP = [
   "default-src 'self'",

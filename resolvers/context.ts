@@ -1,27 +1,46 @@
 // The one place a GraphQL request's context is made: who is asking.
+import type { Principal } from "../services/access/principal.ts";
 import type { AppDeps } from "../services/deps.ts";
+import { Loaders } from "./loaders.ts";
 
 export interface GraphQLContext {
   deps: AppDeps;
   requestId: string;
+  /** The client's address (the limit on wrong admin tokens counts by it). */
+  clientAddress: string;
   /** The SDK headers, for links and metrics. */
   sdk: { projectKey: string | null; environment: string | null };
-  /** The `Authorization` header, for the feed. */
+  /** The `Authorization` header: a feed token for the feed, the admin token for the rest. */
   authorization: string | null;
+  /** The request's DataLoaders (resolvers/loaders.ts). */
+  loaders: Loaders;
+  /** Who the bearer is, authenticated once a request (resolvers/authorize.ts). */
+  principal?: Promise<Principal>;
+  /** Analytics series values answered so far in this request (resolvers/analytics.ts). */
+  seriesValues: number;
+}
+
+/** What the transport knows of a request beside its headers. */
+export interface RequestFacts {
+  requestId: string;
+  clientAddress: string;
 }
 
 export function createContext(
-  request: Request,
+  headers: Headers,
   deps: AppDeps,
-  requestId: string,
+  facts: RequestFacts,
 ): GraphQLContext {
   return {
     deps,
-    requestId,
+    requestId: facts.requestId,
+    clientAddress: facts.clientAddress,
     sdk: {
-      projectKey: request.headers.get("PROJECT-KEY"),
-      environment: request.headers.get("ENVIRONMENT"),
+      projectKey: headers.get("PROJECT-KEY"),
+      environment: headers.get("ENVIRONMENT"),
     },
-    authorization: request.headers.get("Authorization"),
+    authorization: headers.get("Authorization"),
+    loaders: new Loaders(deps),
+    seriesValues: 0,
   };
 }

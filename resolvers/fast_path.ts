@@ -70,6 +70,8 @@ export type FastPath<TServerContext> = (
 export function createFastPath<TServerContext extends object>(
   // deno-lint-ignore no-explicit-any
   yoga: YogaServerInstance<TServerContext, any>,
+  /** Whether the fast path may run these parameters (persisted.ts: else Yoga's plugins decide). */
+  admits: (params: Params) => boolean,
 ): FastPath<TServerContext> {
   /**
    * Documents that parsed and validated, by their text. Validation depends only on the
@@ -80,20 +82,21 @@ export function createFastPath<TServerContext extends object>(
    */
   const validDocuments = documentCache("graphql valid documents", 4 * 1024 * 1024);
   return (request, body, serverContext) =>
-    serve(yoga, validDocuments, request, body, serverContext);
+    serve(yoga, validDocuments, admits, request, body, serverContext);
 }
 
 async function serve<TServerContext extends object>(
   // deno-lint-ignore no-explicit-any
   yoga: YogaServerInstance<TServerContext, any>,
   validDocuments: ByteCache<string, DocumentNode>,
+  admits: (params: Params) => boolean,
   request: Request,
   body: string,
   serverContext: TServerContext,
 ): Promise<Response | null> {
   const params = eligibleParams(request, body);
   // An oversized document is Yoga's to refuse (useDocumentLimit), before any cache sees it.
-  if (!params || !documentFits(params.query)) return null;
+  if (!params || !documentFits(params.query) || !admits(params)) return null;
   const enveloped = yoga.getEnveloped({ ...serverContext, request, params });
   let document = validDocuments.get(params.query);
   if (!document) {

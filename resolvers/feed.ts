@@ -1,21 +1,19 @@
-import { setImmediate } from "node:timers";
 import type { GraphQLResolveInfo } from "graphql";
 import { type FeedPage, readFeedPage } from "../services/feed.ts";
 import type { FeedPoint } from "../services/feed_cursor.ts";
 import { FEED_SCHEMA_VERSION, type FeedEnvelope } from "../services/feed_envelope.ts";
 import { bearerToken } from "../inputs/headers.ts";
-import { listLinksByIds } from "../services/links/links.ts";
 import { ApiError } from "../services/errors.ts";
 import { parseEnvironmentId } from "../services/projects.ts";
 import type { GraphQLContext } from "./context.ts";
 import { withGraphQLNames } from "./errors.ts";
+import type { Loaders } from "./loaders.ts";
 import {
   type FeedEventNode,
   feedEventNode,
-  linkColumns,
+  type LinkField,
   linkFields,
   type LinkNode,
-  linkNode,
 } from "./nodes.ts";
 import { selectedFields } from "./selection.ts";
 
@@ -79,11 +77,11 @@ export async function eventFeed(
         after: args.after ?? undefined,
       }),
   );
-  const nodes = await feedEventNodes(
-    ctx,
-    page.events,
-    selectedFields(info, ["edges", "node", "link"]),
-  );
+  const nodes = feedEventNodes(page.events);
+  // The page's links in one batch of the edge's loader, before execution reaches them: every
+  // FeedEvent.link then resolves at once instead of through a promise per event.
+  const selection = selectedFields(info, ["edges", "node", "link"]);
+  if (selection) await primeLinks(ctx.loaders, nodes, linkFields(selection));
   return {
     schemaVersion: FEED_SCHEMA_VERSION,
     edges: page.events.map((e, i) => new PageEdge(nodes[i]!, page, e)),
@@ -92,50 +90,38 @@ export async function eventFeed(
 }
 
 /**
- * Resolves once a query just issued has been written to its connection: postgres.js writes on
- * a later turn of the event loop (setImmediate), after the microtasks that hand the query to a
- * connection, so two turns are waited.
+ * Stored envelopes as FeedEvent nodes, each parsed once. A node's `link` is resolved through the
+ * link loader (resolvers/loaders.ts) from the link id stored beside the envelope, or, for an
+ * event captured before that column, from the envelope itself; `scope` gives a subscription's
+ * page its own loaders.
  */
-const querySent = () =>
-  new Promise((resolve) => setImmediate(resolve)).then(() =>
-    new Promise((resolve) => setImmediate(resolve))
-  );
-
-/**
- * Stored envelopes as FeedEvent nodes, each parsed once, and, when the query selects `link`
- * (`linkSelection`: the names of its fields), the page's links in one query that reads only the
- * columns those fields need. The query starts before the parsing, from the link ids stored
- * beside the envelopes, so PostgreSQL reads while JavaScript parses; an envelope whose id was
- * not stored (captured before that column) has its link read once the parsing is done. Absent
- * or deleted links are null.
- */
-export async function feedEventNodes(
-  ctx: GraphQLContext,
+export function feedEventNodes(
   events: readonly { body: string; linkId?: number | null }[],
-  linkSelection: ReadonlySet<string> | null,
-): Promise<FeedEventNode[]> {
-  const fields = linkSelection ? linkFields(linkSelection) : [];
-  const readLinks = (ids: Set<number>) =>
-    ids.size === 0 ? Promise.resolve([]) : listLinksByIds(
-      ctx.deps.sql,
-      [...ids],
-      linkColumns(fields),
-    );
-  const stored = new Set<number>();
-  if (linkSelection) { for (const e of events) if (e.linkId != null) stored.add(e.linkId); }
-  const reading = readLinks(stored);
-  // A failed read is awaited below; this only keeps it from counting as unhandled meanwhile.
-  reading.catch(() => {});
-  if (stored.size > 0) await querySent();
-  const envelopes = events.map((e) => JSON.parse(e.body) as FeedEnvelope);
-  const links = new Map<number, LinkNode>();
-  if (linkSelection) {
-    const missing = new Set<number>();
-    for (const e of envelopes) if (e.link && !stored.has(e.link.id)) missing.add(e.link.id);
-    const { config } = ctx.deps;
-    for (const row of [...await reading, ...await readLinks(missing)]) {
-      links.set(row.id, linkNode(row, config.linkBaseUrl, fields));
-    }
-  }
-  return envelopes.map((e) => feedEventNode(e, e.link ? links.get(e.link.id) ?? null : null));
+  scope: Loaders | null = null,
+): FeedEventNode[] {
+  return events.map((e) => {
+    const envelope = JSON.parse(e.body) as FeedEnvelope;
+    return feedEventNode(envelope, e.linkId ?? envelope.link?.id ?? null, scope);
+  });
+}
+
+/** Loads the links of `nodes` with `fields` through one batch of their loader. */
+export async function primeLinks(
+  loaders: Loaders,
+  nodes: readonly FeedEventNode[],
+  fields: readonly LinkField[],
+): Promise<void> {
+  const ids = new Set<number>();
+  for (const node of nodes) if (node.linkId !== null) ids.add(node.linkId);
+  if (ids.size > 0) await loaders.links(fields).loadMany([...ids]);
+}
+
+/** FeedEvent.link: the page's links in one query, through the edge's loader. */
+export function feedEventLink(
+  event: FeedEventNode,
+  ctx: GraphQLContext,
+  info: GraphQLResolveInfo,
+): LinkNode | null | Promise<LinkNode | null> {
+  if (event.linkId === null) return null;
+  return (event.scope ?? ctx.loaders).linkFor(info, event.linkId);
 }

@@ -31,9 +31,10 @@ export interface GenerateLinkArgs {
 
 /** REST's lookup (one query, the same checks), with null rather than 404 for a missing link. */
 export async function linkByPath(ctx: GraphQLContext, path: string): Promise<LinkNode | null> {
-  const { sql, config } = ctx.deps;
+  const { sql, config, clock } = ctx.deps;
   try {
-    return linkNode(await getLinkForSdkOrThrow(sql, ctx.sdk, path), config.linkBaseUrl);
+    const row = await getLinkForSdkOrThrow(sql, ctx.sdk, path);
+    return linkNode(row, config.linkBaseUrl, clock.now());
   } catch (err) {
     if (err instanceof ApiError && err.code === "not_found") return null;
     throw err;
@@ -56,7 +57,7 @@ export async function generateLink(
   ctx: GraphQLContext,
   input: GenerateLinkArgs,
 ): Promise<{ url: string; link: LinkNode }> {
-  const { sql, config } = ctx.deps;
+  const { sql, config, clock } = ctx.deps;
   const environment = await authenticateSdk(sql, ctx.sdk, LINK_ENVIRONMENTS);
   // Validated with REST's rules; errors name the field as the client sent it (`input.…`).
   const parse = () =>
@@ -81,6 +82,7 @@ export async function generateLink(
   const row = await createLink(sql, environment.id, parsed);
   return {
     url: accessPath(config.linkBaseUrl, row),
-    link: linkNode(row, config.linkBaseUrl),
+    // A new link: no view counted yet.
+    link: linkNode({ ...row, limited_views: 0 }, config.linkBaseUrl, clock.now()),
   };
 }

@@ -3,14 +3,17 @@ import { ApiError } from "../services/errors.ts";
 import { parseEnvironmentId } from "../services/projects.ts";
 import type { GraphQLContext } from "./context.ts";
 import { withGraphQLNames } from "./errors.ts";
-import { type EventFeedEdge, feedEventNodes } from "./feed.ts";
+import { type EventFeedEdge, feedEventNodes, primeLinks } from "./feed.ts";
+import { linkFields } from "./nodes.ts";
 
 const LIVE_ARGUMENTS: Record<string, string> = { "event_types[]": "eventTypes", after: "after" };
 
 /**
  * subscription eventFeed: the live tail (services/live_tail.ts) as EventFeedEdges, with the
  * query's authentication, checks and error codes. `node.link`, when the subscription selects
- * it, costs one query per page of events, read as the page arrives.
+ * it, costs one query per page of events: each page gets loaders of its own, primed with the
+ * page's link ids as it arrives (the events are then executed one at a time, each served from
+ * that page's loader).
  */
 export async function subscribeEventFeed(
   ctx: GraphQLContext,
@@ -34,10 +37,13 @@ export async function subscribeEventFeed(
         after: args.after ?? undefined,
       }),
   );
+  const fields = linkFields(linkSelection ?? []);
   const edges = (async function* () {
     try {
       for await (const page of stream.pages) {
-        const nodes = await feedEventNodes(ctx, page, linkSelection);
+        const scope = ctx.loaders.forPage(fields);
+        const nodes = feedEventNodes(page, scope);
+        if (linkSelection) await primeLinks(scope, nodes, fields);
         for (let i = 0; i < page.length; i++) yield { node: nodes[i]!, cursor: page[i]!.cursor };
       }
     } finally {

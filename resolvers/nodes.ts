@@ -5,15 +5,28 @@
 // execution. Each service object is mapped once here, and every schema field exposes its own
 // name.
 import type { FeedEnvelope, Purchase } from "../services/feed_envelope.ts";
-import { accessPath, type LinkRow, type Redirect, showsPreview } from "../services/links/links.ts";
+import {
+  accessPath,
+  type LinkColumn,
+  type LinkRow,
+  type Redirect,
+  showsPreview,
+} from "../services/links/links.ts";
+import { type LinkState, linkState } from "../services/links/manage.ts";
+import type { Loaders } from "./loaders.ts";
 
 export interface RedirectNode {
   url: string | null;
   openAppIfInstalled: boolean | null;
 }
 
-/** REST's Link object, camelCased. */
+/**
+ * REST's Link object, camelCased, with the managed link's lifecycle (`createdAt`, `state`, …).
+ * `environmentId` is no field: the admin graph's fields below a link (`metrics`, `analytics`)
+ * are authorised for it.
+ */
 export interface LinkNode {
+  environmentId: number;
   id: number;
   title: string;
   subtitle: string;
@@ -33,6 +46,16 @@ export interface LinkNode {
   iosCustomRedirect: RedirectNode;
   androidCustomRedirect: RedirectNode;
   desktopCustomRedirect: RedirectNode;
+  createdAt: string;
+  archived: boolean;
+  expiresAt: string | null;
+  maxViews: number | null;
+  expiredUrl: string | null;
+  /**
+   * Null when the row it was made from did not carry the views counted toward `maxViews` (the
+   * SDK's lookup): Link.state then reads them (schema/link.ts).
+   */
+  state: LinkState | null;
 }
 
 const redirectNode = (r: Redirect): RedirectNode => ({
@@ -40,14 +63,16 @@ const redirectNode = (r: Redirect): RedirectNode => ({
   openAppIfInstalled: r.open_app_if_installed ?? null,
 });
 
-type LinkField = keyof LinkNode;
-type LinkColumn = keyof LinkRow;
+export type LinkField = Exclude<keyof LinkNode, "environmentId">;
+
+/** What a link node is made from: a row of links, with its counters' limited views if read. */
+export type LinkSource = LinkRow & { limited_views?: number };
 
 /** Each Link field: the columns it is made from, and its value (REST's toLink, camelCased). */
 const LINK_FIELDS: {
   [K in LinkField]: {
     columns: readonly LinkColumn[];
-    value: (row: LinkRow, linkBaseUrl: string) => LinkNode[K];
+    value: (row: LinkSource, linkBaseUrl: string, now: Date) => LinkNode[K];
   };
 } = {
   id: { columns: ["id"], value: (r) => r.id },
@@ -84,6 +109,18 @@ const LINK_FIELDS: {
     columns: ["desktop_custom_redirect"],
     value: (r) => redirectNode(r.desktop_custom_redirect),
   },
+  createdAt: { columns: ["created_at"], value: (r) => r.created_at.toISOString() },
+  archived: { columns: ["archived"], value: (r) => r.archived },
+  expiresAt: { columns: ["expires_at"], value: (r) => r.expires_at?.toISOString() ?? null },
+  maxViews: { columns: ["max_views"], value: (r) => r.max_views },
+  expiredUrl: { columns: ["expired_url"], value: (r) => r.expired_url },
+  state: {
+    columns: ["archived", "active", "expires_at", "max_views", "limited_views"],
+    value: (r, _base, now) =>
+      r.limited_views === undefined
+        ? null
+        : linkState({ ...r, limited_views: r.limited_views }, now),
+  },
 };
 
 const ALL_LINK_FIELDS = Object.keys(LINK_FIELDS) as LinkField[];
@@ -93,9 +130,18 @@ export function linkFields(names: Iterable<string>): LinkField[] {
   return [...names].filter((n): n is LinkField => Object.hasOwn(LINK_FIELDS, n));
 }
 
-/** The columns to read for these fields; the id always, which is what links are matched by. */
+/**
+ * The columns to read for these fields; the id always, which is what links are matched by, and
+ * the environment, which the fields below a link are authorised for.
+ */
 export function linkColumns(fields: readonly LinkField[]): LinkColumn[] {
-  return [...new Set<LinkColumn>(["id", ...fields.flatMap((f) => LINK_FIELDS[f].columns)])];
+  return [
+    ...new Set<LinkColumn>([
+      "id",
+      "environment_id",
+      ...fields.flatMap((f) => LINK_FIELDS[f].columns),
+    ]),
+  ];
 }
 
 /**
@@ -105,12 +151,17 @@ export function linkColumns(fields: readonly LinkField[]): LinkColumn[] {
  * read and built this way at a fraction of the full row's cost.
  */
 export function linkNode(
-  row: LinkRow,
+  row: LinkSource,
   linkBaseUrl: string,
+  now: Date,
   fields: readonly LinkField[] = ALL_LINK_FIELDS,
 ): LinkNode {
-  const node: Partial<Record<LinkField, unknown>> = {};
-  for (const field of fields) node[field] = LINK_FIELDS[field].value(row, linkBaseUrl);
+  // The id and environment whatever is selected: the fields below a link read by them.
+  const node: Partial<Record<keyof LinkNode, unknown>> = {
+    environmentId: row.environment_id,
+    id: row.id,
+  };
+  for (const field of fields) node[field] = LINK_FIELDS[field].value(row, linkBaseUrl, now);
   return node as LinkNode;
 }
 
@@ -123,7 +174,11 @@ export interface PurchaseNode {
   store: string;
 }
 
-/** A feed envelope as GraphQL's FeedEvent: absent fields are null, the link is the full one. */
+/**
+ * A feed envelope as GraphQL's FeedEvent: absent fields are null. `link` is resolved by the
+ * request's link loader from `linkId` (resolvers/loaders.ts); a subscription's page brings
+ * its own loaders (`scope`).
+ */
 export interface FeedEventNode {
   schemaVersion: number;
   id: string;
@@ -133,7 +188,9 @@ export interface FeedEventNode {
   project: FeedEnvelope["project"];
   device: Record<string, unknown> | null;
   user: Record<string, unknown> | null;
-  link: LinkNode | null;
+  /** The attributed link's id, or null when the event has none. */
+  linkId: number | null;
+  scope: Loaders | null;
   attribution: Record<string, unknown> | null;
   geo: { country: string } | null;
   purchase: PurchaseNode | null;
@@ -149,7 +206,11 @@ const purchaseNode = (p: Purchase): PurchaseNode => ({
   store: p.store,
 });
 
-export function feedEventNode(e: FeedEnvelope, link: LinkNode | null): FeedEventNode {
+export function feedEventNode(
+  e: FeedEnvelope,
+  linkId: number | null,
+  scope: Loaders | null = null,
+): FeedEventNode {
   return {
     schemaVersion: e.schema_version,
     id: e.id,
@@ -159,7 +220,8 @@ export function feedEventNode(e: FeedEnvelope, link: LinkNode | null): FeedEvent
     project: e.project,
     device: e.device ?? null,
     user: e.user ?? null,
-    link,
+    linkId,
+    scope,
     attribution: e.attribution ?? null,
     geo: e.geo ?? null,
     purchase: e.purchase ? purchaseNode(e.purchase) : null,

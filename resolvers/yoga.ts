@@ -5,21 +5,34 @@ import { EnvelopArmorPlugin } from "@escape.tech/graphql-armor";
 import { NoSchemaIntrospectionCustomRule } from "graphql";
 import { createYoga, type FetchAPI, type Plugin } from "graphql-yoga";
 import { schema } from "../schema/mod.ts";
-import { GRAPHIQL_CSP, renderGraphiQL } from "../pages/graphiql.ts";
+import {
+  GRAPHIQL_CSP,
+  GRAPHIQL_DEFAULT_HEADERS,
+  GRAPHIQL_DEFAULT_QUERY,
+  renderGraphiQL,
+} from "../pages/graphiql.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { describeError } from "../services/log.ts";
 import { createContext, type GraphQLContext } from "./context.ts";
 import { classifyResolverError, maskError } from "./errors.ts";
 import { createFastPath } from "./fast_path.ts";
 import { documentCache, parseErrorCache, useDocumentLimit } from "./document_limit.ts";
+import { useListCost } from "./list_cost.ts";
+import { createWebSocketHandler } from "./websocket.ts";
+import { persistedDocuments } from "./persisted.ts";
 
 /** What the HTTP layer passes per request; Yoga merges it into the context. */
 export interface ServerContext {
   requestId: string;
+  /** The client's address, as the REST routes read it (inputs/headers.ts clientAddress). */
+  clientAddress: string;
 }
 
 /** Serves /graphql: the HTTP layer hands over the request and its request id. */
 export type GraphQLHandler = (request: Request, context: ServerContext) => Promise<Response>;
+
+/** Armor's cost limit, at validation and again with the page sizes a request runs with. */
+const COST = { maxCost: 300_000 };
 
 function queriesOnly(plugin: Plugin): Plugin {
   const { onSubscribe: _subscribe, ...rest } = plugin;
@@ -27,7 +40,10 @@ function queriesOnly(plugin: Plugin): Plugin {
 }
 
 export function createGraphQLHandler(deps: AppDeps): GraphQLHandler {
+  const persisted = persistedDocuments(deps.config.graphqlTrustedDocuments);
   const plugins: Plugin[] = [
+    // Trusted documents, or automatic persisted queries: which document a request runs.
+    ...persisted.plugins,
     // First: an oversized document is refused before it is parsed, counted or cached.
     useDocumentLimit(),
     // Compiled execution: a 1000-event page is ~6,000 field resolutions, where graphql-js's
@@ -36,19 +52,21 @@ export function createGraphQLHandler(deps: AppDeps): GraphQLHandler {
     // field's resolver the operation's variables instead of its arguments (checked with
     // @envelop/graphql-jit 11.2), so subscriptions run on graphql-js.
     queriesOnly(useGraphQlJit() as Plugin),
-    // Limits sized for the schema: the deepest legitimate query (eventFeed → edges → node → link
-    // → iosCustomRedirect → url) is 6 levels.
+    // Limits sized for the schema: the deepest legitimate queries (eventFeed → edges → node →
+    // link → iosCustomRedirect → url; environment → links → edges → node → analytics → groups →
+    // series → views) are 6 to 8 levels.
     EnvelopArmorPlugin({
       maxDepth: { n: 10 },
       maxAliases: { n: 15 },
       maxDirectives: { n: 10 },
       maxTokens: { n: 2000 },
-      // Armor multiplies a field's cost by a literal `first` (not by a variable): the largest
-      // legitimate document, a 1000-event page with every field and the full link, costs
-      // 277,250. The depth, alias and token limits bound everything else.
-      costLimit: { maxCost: 300_000 },
+      // Armor multiplies a field's cost by a literal `first`: the largest legitimate document,
+      // a 1000-event page with every field and the full link, costs 277,250. A `first` given
+      // by a variable or left to its default is priced again before execution (useListCost).
+      costLimit: COST,
       blockFieldSuggestion: { enabled: true },
     }),
+    useListCost(COST),
     useErrorHandler(({ errors, context }) => {
       for (const error of errors) {
         const classified = classifyResolverError(error);
@@ -75,7 +93,12 @@ export function createGraphQLHandler(deps: AppDeps): GraphQLHandler {
     fetchAPI: globalThis as unknown as FetchAPI,
     graphqlEndpoint: "/graphql",
     landingPage: false,
-    graphiql: { title: "Link and event feed" },
+    graphiql: {
+      title: "Link and event feed",
+      // Opens on the admin graph (with a placeholder token, which is no token: nothing counts).
+      defaultQuery: GRAPHIQL_DEFAULT_QUERY,
+      headers: GRAPHIQL_DEFAULT_HEADERS,
+    },
     // Served from this process (pages/graphiql.ts), not from a CDN: works on a closed network.
     renderGraphiQL,
     maskedErrors: { maskError },
@@ -94,14 +117,20 @@ export function createGraphQLHandler(deps: AppDeps): GraphQLHandler {
       errorCache: parseErrorCache(1024 * 1024),
     },
     plugins,
-    context: ({ request, requestId }) => createContext(request, deps, requestId),
+    context: ({ request, requestId, clientAddress }) =>
+      createContext(request.headers, deps, { requestId, clientAddress }),
   });
 
   // Bodies go in and out as strings: GraphQL documents and results are small, and Deno's
   // streamed bodies, which Yoga would use both ways, cost more than the whole execution of a
   // link(path) query (measured: twice the requests/s this way).
-  const fastPath = createFastPath(yoga);
+  const fastPath = createFastPath(yoga, persisted.admitsFastPath);
+  const webSocket = createWebSocketHandler(yoga, deps, persisted.webSocketQuery);
   return async (request, context) => {
+    // Subscriptions over WebSocket (resolvers/websocket.ts).
+    if (request.headers.get("Upgrade")?.toLowerCase() === "websocket") {
+      return webSocket(request, context);
+    }
     let response: Response;
     if (request.method === "POST") {
       const body = await request.text();

@@ -2,7 +2,13 @@
 // path and expiry, edit, archive, delete. Behind the access guard (rest/access.ts), as every
 // admin route.
 import { Hono } from "hono";
-import { createManagedLinkBody, listLinksQuery, patchLinkBody } from "../inputs/links.ts";
+import {
+  createManagedLinkBody,
+  DEFAULT_LIST_LIMIT,
+  listLinksQuery,
+  MAX_LIST_LIMIT,
+  patchLinkBody,
+} from "../inputs/links.ts";
 import { limitParam } from "../inputs/feed.ts";
 import { ApiError } from "../services/errors.ts";
 import type { AppDeps } from "../services/deps.ts";
@@ -17,9 +23,6 @@ import {
 import { auditOf, requireAccess } from "./access.ts";
 import { readBody } from "./body.ts";
 import type { AppEnv } from "./deps.ts";
-
-export const MAX_LIST_LIMIT = 100;
-export const DEFAULT_LIST_LIMIT = 50;
 
 export function linkRoutes(deps: AppDeps): Hono<AppEnv> {
   const { sql, config, clock } = deps;

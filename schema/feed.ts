@@ -1,4 +1,9 @@
-import { eventFeed, type EventFeedConnection, type EventFeedEdge } from "../resolvers/feed.ts";
+import {
+  eventFeed,
+  type EventFeedConnection,
+  type EventFeedEdge,
+  feedEventLink,
+} from "../resolvers/feed.ts";
 import type { FeedEventNode, PurchaseNode } from "../resolvers/nodes.ts";
 import { DEFAULT_FEED_LIMIT, MAX_FEED_LIMIT } from "../services/feed.ts";
 import { FEED_EVENT_TYPES, type FeedEnvelope } from "../services/feed_envelope.ts";
@@ -49,10 +54,11 @@ const FeedEvent = builder.objectRef<FeedEventNode>("FeedEvent").implement({
     project: t.expose("project", { type: FeedProject }),
     device: t.expose("device", { type: "JSONObject", nullable: true }),
     user: t.expose("user", { type: "JSONObject", nullable: true }),
-    link: t.expose("link", {
+    link: t.field({
       type: LinkRef,
       nullable: true,
       description: "The full attributed link, loaded for the whole page at once.",
+      resolve: (event, _args, ctx, info) => feedEventLink(event, ctx, info),
     }),
     attribution: t.expose("attribution", { type: "JSONObject", nullable: true }),
     geo: t.expose("geo", { type: Geo, nullable: true }),

@@ -1,6 +1,19 @@
+import type { AnalyticsArgs } from "../resolvers/analytics.ts";
+import { linkAnalytics, linkMetrics, linkStateOf } from "../resolvers/link_fields.ts";
 import type { LinkNode, RedirectNode } from "../resolvers/nodes.ts";
 import { generateLink, linkByPath } from "../resolvers/links.ts";
+import { LINK_STATES, type LinkState } from "../services/links/manage.ts";
+import { analyticsArgs, LinkAnalyticsFilter } from "./analytics.ts";
 import { builder } from "./builder.ts";
+import { AnalyticsRef, LinkMetricsRef, LinkRef, upperEnum } from "./refs.ts";
+
+export { LinkRef };
+
+export const LinkStateEnum = builder.enumType("LinkState", {
+  description: "ARCHIVED first, then INACTIVE (switched off), then EXPIRED (by date, or once " +
+    "maxViews views were counted), else ACTIVE.",
+  values: upperEnum<LinkState>(LINK_STATES),
+});
 
 // Every field exposes its own name: resolvers/nodes.ts says why.
 export const RedirectRef = builder.objectRef<RedirectNode>("Redirect").implement({
@@ -11,8 +24,10 @@ export const RedirectRef = builder.objectRef<RedirectNode>("Redirect").implement
   }),
 });
 
-export const LinkRef = builder.objectRef<LinkNode>("Link").implement({
-  description: "A link, as REST's Link object with camelCase names.",
+LinkRef.implement({
+  description: "A link, as REST's Link object with camelCase names, and the managed link's " +
+    "lifecycle. `metrics` and `analytics` take the admin token (Authorization: Bearer), " +
+    "whichever field the link was reached through.",
   fields: (t) => ({
     id: t.exposeInt("id"),
     title: t.exposeString("title"),
@@ -33,17 +48,43 @@ export const LinkRef = builder.objectRef<LinkNode>("Link").implement({
     iosCustomRedirect: t.expose("iosCustomRedirect", { type: RedirectRef }),
     androidCustomRedirect: t.expose("androidCustomRedirect", { type: RedirectRef }),
     desktopCustomRedirect: t.expose("desktopCustomRedirect", { type: RedirectRef }),
+    createdAt: t.expose("createdAt", { type: "DateTime" }),
+    state: t.field({
+      type: LinkStateEnum,
+      resolve: (link, _args, ctx) => linkStateOf(link, ctx),
+    }),
+    archived: t.exposeBoolean("archived"),
+    expiresAt: t.expose("expiresAt", { type: "DateTime", nullable: true }),
+    maxViews: t.exposeInt("maxViews", {
+      nullable: true,
+      description: "The link expires once this many views were counted; null: no limit.",
+    }),
+    expiredUrl: t.exposeString("expiredUrl", {
+      nullable: true,
+      description: "Where an expired link redirects; null: a 410 page.",
+    }),
+    metrics: t.field({
+      type: LinkMetricsRef,
+      description: "The link's lifetime counters (loaded for a whole page at once).",
+      resolve: (link, _args, ctx) => linkMetrics(link, ctx),
+    }),
+    analytics: t.field({
+      type: AnalyticsRef,
+      description: "The link's analytics (loaded for a whole page at once).",
+      args: analyticsArgs(t, LinkAnalyticsFilter),
+      resolve: (link, args, ctx, info) => linkAnalytics(link, args as AnalyticsArgs, ctx, info),
+    }),
   }),
 });
 
-const RedirectInput = builder.inputType("RedirectInput", {
+export const RedirectInput = builder.inputType("RedirectInput", {
   fields: (t) => ({
     url: t.string(),
     openAppIfInstalled: t.boolean(),
   }),
 });
 
-const DesktopRedirectInput = builder.inputType("DesktopRedirectInput", {
+export const DesktopRedirectInput = builder.inputType("DesktopRedirectInput", {
   fields: (t) => ({ url: t.string() }),
 });
 

@@ -5,7 +5,9 @@ import { builder } from "./builder.ts";
 import { EventFeedEdgeRef, FeedEventType } from "./feed.ts";
 
 builder.subscriptionType({
-  description: "Served as GraphQL over SSE (POST /graphql with `Accept: text/event-stream`).",
+  description: "Served as GraphQL over SSE (POST /graphql with `Accept: text/event-stream`) " +
+    "and over WebSocket (GET /graphql, subprotocol graphql-transport-ws; the feed token in " +
+    "connection_init's payload as `Authorization`).",
 });
 
 builder.subscriptionField("eventFeed", (t) =>

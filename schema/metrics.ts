@@ -1,9 +1,10 @@
+import { metricsLink } from "../resolvers/link_fields.ts";
 import { projectMetrics } from "../resolvers/links.ts";
-import type { LinkMetricsNode } from "../services/metrics.ts";
 import { builder } from "./builder.ts";
+import { LinkMetricsRef, LinkRef } from "./refs.ts";
 
-const LinkMetricsRef = builder.objectRef<LinkMetricsNode>("LinkMetrics").implement({
-  description: "Lifetime totals of one active link (revenue in minor units, time in seconds).",
+LinkMetricsRef.implement({
+  description: "Lifetime totals of one link (revenue in minor units, time in seconds).",
   // Every field is exposed under its own name, so graphql-jit reads it inline: a field with a
   // resolver of its own (another name, `resolve:`) costs a call and a resolve info per item.
   fields: (t) => ({
@@ -24,6 +25,11 @@ const LinkMetricsRef = builder.objectRef<LinkMetricsNode>("LinkMetrics").impleme
     totalAppOpens: t.expose("totalAppOpens", { type: "SafeInt" }),
     totalUserReferred: t.expose("totalUserReferred", { type: "SafeInt" }),
     totalRevenue: t.expose("totalRevenue", { type: "SafeInt" }),
+    link: t.field({
+      type: LinkRef,
+      description: "The link these are the figures of (loaded for a whole list at once).",
+      resolve: (metrics, _args, ctx, info) => metricsLink(metrics, ctx, info),
+    }),
   }),
 });
 

@@ -4,5 +4,7 @@ import "./link.ts";
 import "./metrics.ts";
 import "./feed.ts";
 import "./live.ts";
+import "./analytics.ts";
+import "./environment.ts";
 
 export const schema = builder.toSchema();

@@ -1,7 +1,16 @@
 import assert from "node:assert/strict";
+import { parse, validate } from "graphql";
+import { GRAPHIQL_DEFAULT_QUERY } from "../pages/graphiql.ts";
+import { schema } from "../schema/mod.ts";
 import { printSdl } from "../schema/print.ts";
 import { gql } from "./helpers/graphql.ts";
-import { call, createProject, LINK_BASE_URL, startTestServer } from "./helpers/server.ts";
+import {
+  adminHeaders,
+  call,
+  createProject,
+  LINK_BASE_URL,
+  startTestServer,
+} from "./helpers/server.ts";
 
 const srv = await startTestServer();
 Deno.test.afterAll(() => srv.close());
@@ -268,4 +277,36 @@ Deno.test("GET /graphql in a browser serves GraphiQL", async () => {
   assert.equal(res.status, 200);
   assert.match(res.headers.get("content-type") ?? "", /text\/html/);
   assert.match(await res.text(), /graphiql/i);
+});
+
+Deno.test("GraphiQL opens with a query of the admin graph that validates and runs", async () => {
+  const html = await (await fetch(`${srv.url}/graphql`, { headers: { Accept: "text/html" } }))
+    .text();
+  const config = JSON.parse(
+    /<script id="graphiql-config" type="application\/json">(.*?)<\/script>/s.exec(html)![1]!,
+  );
+  const query = config.options.defaultQuery;
+  assert.equal(query, GRAPHIQL_DEFAULT_QUERY);
+  assert.deepEqual(JSON.parse(config.options.headers), {
+    Authorization: "Bearer <admin token>",
+  });
+  assert.deepEqual(validate(schema, parse(query)), []);
+  assert.match(
+    query,
+    /environment\(projectId: \$projectId\)[\s\S]*links\([\s\S]*metrics[\s\S]*analytics/,
+  );
+
+  // With the token in place and an environment's ID, it answers.
+  const p = await createProject(srv.url);
+  await call(srv.url, "POST", `/api/v1/projects/${p.productionId}/links`, {
+    headers: adminHeaders,
+    body: { title: "Shown" },
+  });
+  const r = await gql(srv.url, query, {
+    headers: adminHeaders,
+    variables: { projectId: String(p.productionId) },
+  });
+  assert.equal(r.errors, undefined, JSON.stringify(r.errors));
+  assert.equal(r.data.environment.links.edges[0].node.title, "Shown");
+  assert.equal(r.data.environment.links.edges[0].node.analytics.series.length, 31);
 });

@@ -434,3 +434,26 @@ Deno.test("GET …/links pages with a cursor, stable while links are added, in e
   assertError(await call(srv.url, "GET", base(p.productionId)), 401, "unauthorized");
   assertError(await admin("GET", "/api/v1/projects/99999/links"), 404, "not_found");
 });
+
+Deno.test("GET …/links in ascending time orders resumes right after the cursor's link", async () => {
+  // Cursors carry the key with its microseconds: one read back at milliseconds would start the
+  // next ascending page at the cursor's own link again.
+  const p = await createProject(srv.url, { name: "Ascending" });
+  const paths: string[] = [];
+  for (let i = 0; i < 5; i++) paths.push((await create({ title: `A${i}` }, p.productionId)).path);
+  for (const order of ["created_at", "updated_at"]) {
+    const seen: string[] = [];
+    let after = "";
+    for (let pages = 0; pages < 10; pages++) {
+      const res = await admin(
+        "GET",
+        `${base(p.productionId)}?order=${order}&limit=2&after=${after}`,
+      );
+      assert.equal(res.status, 200, res.text);
+      seen.push(...res.body.links.map((l: Json) => l.path));
+      if (res.body.next_after === null) break;
+      after = res.body.next_after;
+    }
+    assert.deepEqual(seen, paths, order);
+  }
+});

@@ -54,6 +54,10 @@ Deno.test("GraphiQL renders offline and runs a query", async () => {
     assert.match(res!.headers()["content-security-policy"] ?? "", /default-src 'self'/);
     await page.locator(".graphiql-query-editor .monaco-editor").first().waitFor();
     assert.equal(await page.title(), "Link and event feed");
+    // It opens on the admin graph: a links screen with each link's counters and series.
+    const editor = page.locator(".graphiql-query-editor .monaco-editor").first();
+    await editor.getByText("query LinksScreen").waitFor();
+    await screenshot(page, "graphiql-default-query");
 
     // The request headers the SDK needs, then the query, typed as a user would.
     await page.getByRole("button", { name: /headers/i }).click();
@@ -67,6 +71,8 @@ Deno.test("GraphiQL renders offline and runs a query", async () => {
     await page.keyboard.press("ControlOrMeta+A");
     await page.keyboard.insertText(`{ link(path: ${JSON.stringify(path)}) { path title } }`);
     await deleteAutoClosed(page);
+    // GraphiQL has taken the edit once the default query's name is gone from its tab too.
+    await page.getByText("LinksScreen").waitFor({ state: "detached" });
     const answered = page.waitForResponse((r) =>
       r.url().endsWith("/graphql") && r.request().method() === "POST"
     );

@@ -177,9 +177,7 @@ export async function parseAnalyticsParams(
   }
 
   if (interval) {
-    const buckets =
-      Math.ceil((to.getTime() - from.getTime()) / HOUR_MS / SHORTEST_HOURS[interval]) +
-      1;
+    const buckets = bucketBound(from, to, interval);
     const values = buckets * (1 + (groupBy ? limit : 0));
     if (values > MAX_SERIES_VALUES) {
       throw bad(
@@ -190,4 +188,15 @@ export async function parseAnalyticsParams(
     }
   }
   return { environmentId, from, to, interval, tz, metrics, groupBy, limit, filters };
+}
+
+/** At most how many buckets a range holds in `interval` (its shortest buckets, one partial). */
+function bucketBound(from: Date, to: Date, interval: Interval): number {
+  return Math.ceil((to.getTime() - from.getTime()) / HOUR_MS / SHORTEST_HOURS[interval]) + 1;
+}
+
+/** At most how many series values the answer to `q` holds (0 without an interval). */
+export function seriesValueBound(q: AnalyticsQuery): number {
+  if (!q.interval) return 0;
+  return bucketBound(q.from, q.to, q.interval) * (1 + (q.groupBy ? q.limit : 0));
 }

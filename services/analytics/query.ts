@@ -92,39 +92,74 @@ const LOCAL_ISO = `'YYYY-MM-DD"T"HH24:MI:SSTZH:TZM'`;
  */
 export async function queryAnalytics(sql: Sql, q: AnalyticsQuery): Promise<AnalyticsAnswer> {
   return await sql.begin(async (tx) => {
-    await tx`select set_config('TimeZone', ${q.tz}, true)`;
-    const unit = q.interval ?? "hour";
-    const [range] = await tx<
-      { from_at: Date; to_at: Date; from_text: string; to_text: string; whole: boolean }[]
-    >`
-      with r as (
-        select date_trunc(${unit}, ${q.from}::timestamptz) as from_at,
-          case when date_trunc(${unit}, ${q.to}::timestamptz) = ${q.to}::timestamptz
-            then ${q.to}::timestamptz
-            else date_trunc(${unit}, ${q.to}::timestamptz) + ${`1 ${unit}`}::interval end as to_at
-      )
-      select from_at, to_at, to_char(from_at, ${tx.unsafe(LOCAL_ISO)}) as from_text,
-        to_char(to_at, ${tx.unsafe(LOCAL_ISO)}) as to_text,
-        -- Every offset the zone has in the range (sampled each hour) is whole hours.
-        (select bool_and(extract(timezone from h)::int % 3600 = 0)
-          from generate_series(from_at, to_at, interval '1 hour') h) as whole
-      from r
-    `;
-    if (!range!.whole) {
-      throw new ApiError(
-        "invalid_field",
-        `tz: ${q.tz} is offset from UTC by a fraction of an hour in this range; analytics are kept ` +
-          "per UTC hour, so only zones with whole-hour offsets can be answered exactly",
-        { field: "tz" },
-      );
-    }
-    const rows = await figures(tx, q, range!.from_at, range!.to_at);
-    return assemble(q, range!, rows, await buckets(tx, q, range!.from_at, range!.to_at));
+    const range = await queryRange(tx, q);
+    const rows = await figures(tx, q, range.from_at, range.to_at, null);
+    return assemble(q, range, rows, await buckets(tx, q, range.from_at, range.to_at));
   });
+}
+
+/**
+ * The same query answered for each of `linkIds` apart, as if each were filtered by its link,
+ * in the same statements whatever their number (a GraphQL page's `Link.analytics`). `q` must
+ * not filter by link itself. Links without events have zeros; the map holds every id given.
+ */
+export async function queryAnalyticsByLink(
+  sql: Sql,
+  q: AnalyticsQuery,
+  linkIds: readonly number[],
+): Promise<Map<number, AnalyticsAnswer>> {
+  if (q.filters.link !== undefined) throw new Error("queryAnalyticsByLink: q filters by link");
+  return await sql.begin(async (tx) => {
+    const range = await queryRange(tx, q);
+    const rows = await figures(tx, q, range.from_at, range.to_at, linkIds);
+    const starts = await buckets(tx, q, range.from_at, range.to_at);
+    const byLink = new Map<number, Row[]>(linkIds.map((id) => [id, []]));
+    for (const row of rows) byLink.get(Number(row.part))?.push(row);
+    return new Map([...byLink].map(([id, of]) => [id, assemble(q, range, of, starts)]));
+  });
+}
+
+interface Range {
+  from_at: Date;
+  to_at: Date;
+  from_text: string;
+  to_text: string;
+  whole: boolean;
+}
+
+/** Sets the zone for the transaction, and widens the range to whole buckets (or refuses it). */
+async function queryRange(tx: Db, q: AnalyticsQuery): Promise<Range> {
+  await tx`select set_config('TimeZone', ${q.tz}, true)`;
+  const unit = q.interval ?? "hour";
+  const [range] = await tx<Range[]>`
+    with r as (
+      select date_trunc(${unit}, ${q.from}::timestamptz) as from_at,
+        case when date_trunc(${unit}, ${q.to}::timestamptz) = ${q.to}::timestamptz
+          then ${q.to}::timestamptz
+          else date_trunc(${unit}, ${q.to}::timestamptz) + ${`1 ${unit}`}::interval end as to_at
+    )
+    select from_at, to_at, to_char(from_at, ${tx.unsafe(LOCAL_ISO)}) as from_text,
+      to_char(to_at, ${tx.unsafe(LOCAL_ISO)}) as to_text,
+      -- Every offset the zone has in the range (sampled each hour) is whole hours.
+      (select bool_and(extract(timezone from h)::int % 3600 = 0)
+        from generate_series(from_at, to_at, interval '1 hour') h) as whole
+    from r
+  `;
+  if (!range!.whole) {
+    throw new ApiError(
+      "invalid_field",
+      `tz: ${q.tz} is offset from UTC by a fraction of an hour in this range; analytics are kept ` +
+        "per UTC hour, so only zones with whole-hour offsets can be answered exactly",
+      { field: "tz" },
+    );
+  }
+  return range!;
 }
 
 interface Row {
   kind: "total" | "series" | "group" | "group_series";
+  /** The link the row is about when answering per link (queryAnalyticsByLink), else null. */
+  part: number | string | null;
   bucket: string | null;
   key: string | null;
   /** A group's place: by the first metric, then by key (byte order), unknown last. */
@@ -145,14 +180,22 @@ async function buckets(tx: Db, q: AnalyticsQuery, from: Date, to: Date): Promise
 }
 
 /**
- * One statement: the rollup rows of the range and filters summed per bucket and group key, and
- * from those the totals, the series, the top groups by the first metric (then by key, unknown
- * last) and their series.
+ * One statement: the rollup rows of the range and filters summed per part, bucket and group
+ * key, and from those, per part, the totals, the series, the top groups by the first metric
+ * (then by key, unknown last) and their series. The part is the link when `linkIds` is given
+ * (each link answered apart), else one part for everything.
  */
-function figures(tx: Db, q: AnalyticsQuery, from: Date, to: Date): Promise<Row[]> {
+function figures(
+  tx: Db,
+  q: AnalyticsQuery,
+  from: Date,
+  to: Date,
+  linkIds: readonly number[] | null,
+): Promise<Row[]> {
   const params: unknown[] = [q.environmentId, from.toISOString(), to.toISOString()];
   const param = (value: unknown) => `$${params.push(value)}`;
   const conditions = ["r.environment_id = $1", "r.hour >= $2::timestamptz", "r.hour < $3"];
+  if (linkIds) conditions.push(`r.link_id = any(${param(linkIds)}::int[])`);
   let joinLink = q.groupBy !== null && NEEDS_LINK.has(q.groupBy);
   for (const [dimension, value] of Object.entries(q.filters) as [Dimension, string][]) {
     if (dimension === "link") {
@@ -165,41 +208,44 @@ function figures(tx: Db, q: AnalyticsQuery, from: Date, to: Date): Promise<Row[]
     if (NEEDS_LINK.has(dimension)) joinLink = true;
     conditions.push(`${DIMENSION_SQL[dimension]} = ${param(value)}`);
   }
+  const part = linkIds ? "r.link_id" : "null::int";
   const bucket = q.interval ? `date_trunc('${q.interval}', r.hour)` : "null::timestamptz";
   const key = q.groupBy ? `${DIMENSION_SQL[q.groupBy]}::text` : "null::text";
   const sums = (from: string) => q.metrics.map((m) => `sum(${from}.${m}) as ${m}`).join(", ");
   const first = q.metrics[0]!;
   const text = `
     with f as (
-      select ${bucket} as bucket, ${key} as key, ${sums("r")}
+      select ${part} as part, ${bucket} as bucket, ${key} as key, ${sums("r")}
       from analytics_rollups r
       ${joinLink ? "left join links l on l.id = r.link_id" : ""}
       where ${conditions.join(" and ")}
-      group by 1, 2
-    ), top as (
-      select key, ${sums("f")},
-        row_number() over (order by sum(f.${first}) desc, key collate "C" nulls last) as rank
+      group by 1, 2, 3
+    ), ranked as (
+      select part, key, ${sums("f")},
+        row_number() over (
+          partition by part order by sum(f.${first}) desc, key collate "C" nulls last
+        ) as rank
       from f
-      group by key
+      group by part, key
       -- A group whose every figure is zero (a purchase corrected into another bucket) is none.
       having ${q.metrics.map((m) => `sum(f.${m}) <> 0`).join(" or ")}
-      order by rank
-      limit ${param(q.groupBy ? q.limit : 0)}
+    ), top as (
+      select * from ranked where rank <= ${param(q.groupBy ? q.limit : 0)}
     )
-    select 'total' as kind, null as bucket, null as key, 0::bigint as rank, ${sums("f")} from f
+    select 'total' as kind, part, null as bucket, null as key, 0::bigint as rank, ${sums("f")}
+    from f group by part
     union all
-    select 'series', to_char(bucket, ${LOCAL_ISO}), null, 0, ${sums("f")} from f
+    select 'series', part, to_char(bucket, ${LOCAL_ISO}), null, 0, ${sums("f")} from f
     where ${q.interval ? "true" : "false"}
-    group by bucket
+    group by part, bucket
     union all
-    select 'group', null, key, rank, ${q.metrics.join(", ")} from top
+    select 'group', part, null, key, rank, ${q.metrics.join(", ")} from top
     union all
-    select 'group_series', to_char(bucket, ${LOCAL_ISO}), key, 0, ${sums("f")} from f
-    where ${q.interval ? "true" : "false"} and (
-      f.key in (select key from top where key is not null)
-      or (f.key is null and exists (select 1 from top where key is null))
+    select 'group_series', part, to_char(bucket, ${LOCAL_ISO}), key, 0, ${sums("f")} from f
+    where ${q.interval ? "true" : "false"} and exists (
+      select 1 from top t where t.part is not distinct from f.part and t.key is not distinct from f.key
     )
-    group by bucket, key
+    group by part, bucket, key
   `;
   return tx.unsafe<Row[]>(text, params as never[]);
 }

@@ -363,22 +363,39 @@ export async function getHostedLink(
   return row;
 }
 
+/** A column listLinksByIds can read: the link's, or its counters' count of views toward max_views. */
+export type LinkColumn = keyof LinkRow | "limited_views";
+
 /**
- * Links by id, in one query (a GraphQL feed page's links): every column, or only `columns`
- * (the rows then hold just those).
+ * Links by id, in one query (a GraphQL page's links): every column, or only `columns` (the rows
+ * then hold just those; `limited_views` comes from the link's counters).
  */
 export async function listLinksByIds(
   db: Db,
   ids: readonly number[],
-  columns?: readonly (keyof LinkRow)[],
-): Promise<LinkRow[]> {
+  columns?: readonly LinkColumn[],
+): Promise<(LinkRow & { limited_views?: number })[]> {
   if (ids.length === 0) return [];
+  const counters = columns?.includes("limited_views") ?? false;
   const selected = columns
-    ? db(columns.map((c) => (c === "link_domain" ? "p.link_domain" : `l.${c}`)))
+    ? db(
+      columns.map((c) =>
+        c === "link_domain" ? "p.link_domain" : c === "limited_views" ? "limited_views" : `l.${c}`
+      ),
+    )
     : db`l.*, p.link_domain`;
+  if (!counters) {
+    return await db<LinkRow[]>`
+      select ${selected}
+      from links l join environments e on e.id = l.environment_id join projects p on p.id = e.project_id
+      where l.id = any(${ids as number[]}::int[])
+    `;
+  }
   return await db<LinkRow[]>`
     select ${selected}
     from links l join environments e on e.id = l.environment_id join projects p on p.id = e.project_id
+      join lateral (select c.limited_views::float8 as limited_views
+        from link_counters c where c.link_id = l.id) c on true
     where l.id = any(${ids as number[]}::int[])
   `;
 }

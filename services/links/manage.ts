@@ -234,6 +234,8 @@ export interface LinkListQuery {
 export interface LinkListPage {
   links: ManagedLinkRow[];
   next_after: string | null;
+  /** Each link's own cursor: `after` it reads on right after that link (GraphQL's edges). */
+  cursors: string[];
 }
 
 /** A cursor: the order it belongs to, the last row's key (as PostgreSQL's text) and id. */
@@ -295,9 +297,12 @@ export async function listLinks(
     : db`l.updated_at::text`;
   let after = db``;
   if (cursor) {
+    // The key goes as text: a parameter PostgreSQL types as timestamptz would be serialised by
+    // postgres.js through a Date, losing the microseconds, and the page would start at the
+    // cursor's own link again.
     const value = order.field === "views"
       ? db`${cursor[1]}::bigint`
-      : db`${cursor[1]}::timestamptz`;
+      : db`${cursor[1]}::text::timestamptz`;
     after = order.desc
       ? db`and (${key}, ${id}) < (${value}, ${cursor[2]}::int)`
       : db`and (${key}, ${id}) > (${value}, ${cursor[2]}::int)`;
@@ -342,5 +347,6 @@ export async function listLinks(
   return {
     links: page.map(({ sort_key: _k, ...row }) => row),
     next_after: more && last ? encodeCursor([orderName(order), last.sort_key, last.id]) : null,
+    cursors: page.map((row) => encodeCursor([orderName(order), row.sort_key, row.id])),
   };
 }

@@ -1,0 +1,206 @@
+// The admin graph: `environment(projectId)` and what hangs below it (its project, its links as a
+// Relay connection, one link, analytics), and the link mutations. The same services, checks and
+// errors as the admin REST routes; every field is authorised by authorizeAdmin.
+import { DEFAULT_LIST_LIMIT, listLinksQuery, MAX_LIST_LIMIT } from "../inputs/links.ts";
+import { ApiError } from "../services/errors.ts";
+import {
+  getManagedLinkOrThrow,
+  type LinkOrderField,
+  type LinkState,
+  listLinks,
+} from "../services/links/manage.ts";
+import {
+  type EnvironmentKind,
+  getEnvironmentOrThrow,
+  getProjectOrThrow,
+  parseEnvironmentId,
+} from "../services/projects.ts";
+import { type AdminOperation, authorizeAdmin, authorizeAny } from "./authorize.ts";
+import type { GraphQLContext } from "./context.ts";
+import { camelPath, withGraphQLNames } from "./errors.ts";
+import { type LinkNode, linkNode } from "./nodes.ts";
+
+export interface EnvironmentNode {
+  /** The numeric environment id (REST's `project_id`), as an ID. */
+  projectId: string;
+  /** `production` or `test`. */
+  name: EnvironmentKind;
+  /** Not fields: what the fields below read by. */
+  environmentId: number;
+  hashid: string;
+}
+
+export interface ProjectNode {
+  id: string;
+  name: string;
+  enterprise: boolean;
+  createdAt: string;
+  linkDomain: string | null;
+}
+
+export interface LinkFilterArgs {
+  q?: string | null;
+  tag?: string | null;
+  campaign?: string | null;
+  source?: string | null;
+  medium?: string | null;
+  state?: LinkState | null;
+  sdkGenerated?: boolean | null;
+}
+
+export interface LinkOrderArgs {
+  field: LinkOrderField;
+  direction: "asc" | "desc";
+}
+
+export interface LinkConnectionNode {
+  edges: { cursor: string; node: LinkNode }[];
+  pageInfo: {
+    hasNextPage: boolean;
+    hasPreviousPage: boolean;
+    startCursor: string | null;
+    endCursor: string | null;
+  };
+}
+
+/** An environment id argument (`projectId`), or BAD_USER_INPUT naming it. */
+export function environmentIdArg(projectId: string | number): number {
+  const id = parseEnvironmentId(String(projectId));
+  if (id === null) {
+    throw new ApiError("invalid_field", "projectId must be a numeric project ID", {
+      field: "projectId",
+    });
+  }
+  return id;
+}
+
+/** Null instead of the errors that mean "not yours to see" or "not there". */
+async function unlessHidden<T>(run: () => Promise<T>): Promise<T | null> {
+  try {
+    return await run();
+  } catch (err) {
+    if (err instanceof ApiError && (err.code === "not_found" || err.code === "forbidden")) {
+      return null;
+    }
+    throw err;
+  }
+}
+
+/** Query.environment: null when there is no such environment or the caller may not see it. */
+export async function environmentById(
+  ctx: GraphQLContext,
+  projectId: string,
+): Promise<EnvironmentNode | null> {
+  const id = environmentIdArg(projectId);
+  return await unlessHidden(async () => {
+    await authorizeAny(ctx, ["project.read", "links.read", "analytics.read"], id);
+    const env = await getEnvironmentOrThrow(ctx.deps.sql, id);
+    return { projectId: String(env.id), name: env.kind, environmentId: env.id, hashid: env.hashid };
+  });
+}
+
+export async function environmentProject(
+  ctx: GraphQLContext,
+  env: EnvironmentNode,
+): Promise<ProjectNode> {
+  await authorizeAdmin(ctx, "project.read", env.environmentId);
+  const p = await getProjectOrThrow(ctx.deps.sql, env.hashid);
+  return {
+    id: p.id,
+    name: p.name,
+    enterprise: p.enterprise,
+    createdAt: p.created_at,
+    linkDomain: p.link_domain,
+  };
+}
+
+/** LinkFilter's fields in the list's errors: `filter.q`, `filter.sdkGenerated`. */
+const filterName = (field: string) => `filter.${camelPath(field)}`;
+
+/** Environment.links: REST's list (same filters, orders and cursors) as a Relay connection. */
+export async function environmentLinks(
+  ctx: GraphQLContext,
+  env: EnvironmentNode,
+  args: {
+    first?: number | null;
+    after?: string | null;
+    filter?: LinkFilterArgs | null;
+    orderBy?: LinkOrderArgs | null;
+  },
+): Promise<LinkConnectionNode> {
+  await authorizeAdmin(ctx, "links.read", env.environmentId);
+  const first = args.first ?? DEFAULT_LIST_LIMIT;
+  if (!(first >= 1 && first <= MAX_LIST_LIMIT)) {
+    throw new ApiError("invalid_limit", `first must be an integer from 1 to ${MAX_LIST_LIMIT}`, {
+      field: "first",
+    });
+  }
+  const f = args.filter ?? {};
+  const filters = await withGraphQLNames(
+    filterName,
+    () =>
+      Promise.resolve().then(() =>
+        listLinksQuery.parse({
+          q: f.q,
+          tag: f.tag,
+          campaign: f.campaign,
+          source: f.source,
+          medium: f.medium,
+          state: f.state,
+          sdk_generated: f.sdkGenerated == null ? undefined : String(f.sdkGenerated),
+        })
+      ),
+  );
+  const order = args.orderBy
+    ? { field: args.orderBy.field, desc: args.orderBy.direction === "desc" }
+    : filters.order;
+  const { sql, clock, config } = ctx.deps;
+  const now = clock.now();
+  const page = await listLinks(sql, env.environmentId, {
+    ...filters,
+    order,
+    limit: first,
+    after: args.after === "" || args.after == null ? undefined : args.after,
+  }, now);
+  const edges = page.links.map((row, i) => ({
+    cursor: page.cursors[i]!,
+    node: linkNode(row, config.linkBaseUrl, now),
+  }));
+  return {
+    edges,
+    pageInfo: {
+      hasNextPage: page.next_after !== null,
+      hasPreviousPage: false,
+      startCursor: edges[0]?.cursor ?? null,
+      endCursor: edges.at(-1)?.cursor ?? null,
+    },
+  };
+}
+
+/** Environment.link: the managed link at `path`, or null. */
+export async function environmentLink(
+  ctx: GraphQLContext,
+  env: EnvironmentNode,
+  path: string,
+): Promise<LinkNode | null> {
+  await authorizeAdmin(ctx, "links.read", env.environmentId);
+  const { sql, clock, config } = ctx.deps;
+  return await unlessHidden(async () =>
+    linkNode(
+      await getManagedLinkOrThrow(sql, env.environmentId, path),
+      config.linkBaseUrl,
+      clock.now(),
+    )
+  );
+}
+
+/** Authorises an operation on the environment of a mutation's `projectId` argument. */
+export async function authorizedEnvironment(
+  ctx: GraphQLContext,
+  projectId: string | number,
+  operation: AdminOperation,
+): Promise<number> {
+  const id = environmentIdArg(projectId);
+  await authorizeAdmin(ctx, operation, id);
+  return id;
+}
