@@ -1,4 +1,5 @@
-// deno task bench [-- --seconds N] [--only sdk,retention] [--feed-rows N] [--retention-rows N]:
+// deno task bench [-- --seconds N] [--only sdk,retention] [--feed-rows N] [--retention-rows N]
+// [--analytics-events N]:
 // every benchmark, each as a ratio against a baseline measured in the same run. Needs wrk
 // (Debian package `wrk`) and a PostgreSQL (BENCH_DATABASE_URL, DATABASE_URL, or
 // postgres://postgres@127.0.0.1:5432/postgres). Exits 1 if a row's measurement is invalid (a
@@ -6,6 +7,7 @@
 // missed, else 0 (bench/rows.ts).
 import { parseArgs } from "node:util";
 import { accessBenchmarks } from "./access.ts";
+import { analyticsBenchmarks } from "./analytics.ts";
 import { benchDatabase } from "./lib.ts";
 import { deliveryBenchmarks } from "./delivery.ts";
 import { feedBenchmarks } from "./feed.ts";
@@ -25,6 +27,7 @@ const { values } = parseArgs({
     only: { type: "string" },
     "feed-rows": { type: "string", default: "2000000" },
     "retention-rows": { type: "string", default: "1000000" },
+    "analytics-events": { type: "string", default: "10000000" },
     help: { type: "boolean" },
   },
 });
@@ -35,8 +38,9 @@ const print = (s: string) => console.log(s);
 
 if (values.help) {
   print(
-    "deno task bench [-- --seconds N] [--only sdk,feed,graphql,delivery,live,retention]\n" +
-      "  [--feed-rows N] [--retention-rows N]\n" +
+    "deno task bench [-- --seconds N]\n" +
+      "  [--only sdk,feed,graphql,delivery,live,retention,links,analytics]\n" +
+      "  [--feed-rows N] [--retention-rows N] [--analytics-events N]\n" +
       "Exit status: 1 if a row is invalid, else 2 if a target was missed, else 0.",
   );
   Deno.exit(0);
@@ -59,6 +63,7 @@ const suites: Record<string, (db: Awaited<ReturnType<typeof benchDatabase>>) => 
   access: (db) => accessBenchmarks(db, seconds),
   links: (db) => linkListBenchmarks(db, seconds),
   logging: () => loggingBenchmarks(seconds),
+  analytics: (db) => analyticsBenchmarks(db, seconds, Number(values["analytics-events"])),
 };
 
 const only = values.only?.split(",");

@@ -53,6 +53,11 @@ export interface RecordContext {
    * was committed by an earlier attempt, and is stored and counted no second time.
    */
   batchKey?: string;
+  /**
+   * False only in bench/analytics.ts's baseline, which measures ingestion without the rollups:
+   * the batch's rollup rows are then not written, and analytics never count it.
+   */
+  rollups?: boolean;
 }
 
 export interface RecordResult {
@@ -122,6 +127,7 @@ export async function recordEvents(
       receivedAt,
       prepared,
       ctx.batchKey ?? null,
+      ctx.rollups ?? true,
     );
     const deltas = countEvents(inserted);
     await applyPurchases(tx, ctx.environment.id, inserted, deltas);
@@ -217,6 +223,7 @@ async function insertEvents(
   receivedAt: Date,
   events: readonly StoredEvent[],
   batchKey: string | null,
+  rollups: boolean,
 ): Promise<{ inserted: StoredEvent[]; captured: boolean }> {
   if (events.length === 0) return { inserted: [], captured: false };
   const rows = await db<{ event_id: string; captured: boolean }[]>`
@@ -282,7 +289,7 @@ async function insertEvents(
       where b.event_id in (select event_id from inserted)
       order by b.ord
     ), rolled as (
-      ${rollupInsertSql(db, environmentId, events.map((s) => s.event))}
+      ${rollups ? rollupInsertSql(db, environmentId, events.map((s) => s.event)) : db`select 1`}
     )
     select event_id, exists (select 1 from capturing) as captured from inserted
   `;

@@ -1,5 +1,6 @@
 // Retention: the feed keeps seven days of captured events, the analytics history its
-// configured window, the analytics rollups theirs (ANALYTICS_ROLLUP_DAYS, by month). The analytics history drops its expired days whole (services/partitions.ts);
+// configured window, the analytics rollups and their margins theirs (ANALYTICS_ROLLUP_DAYS, by
+// month). The analytics history drops its expired days whole (services/partitions.ts);
 // what is left (the default partition's rows, idempotency keys, the feed, rate-limit hits) is
 // deleted in bounded batches. Each drop and batch is its own short transaction, and only one
 // instance purges at a time (services/maintenance_lock.ts).
@@ -14,7 +15,7 @@ import { accountDrops, type DestinationDrop } from "./destination_drops.ts";
 import { asMaintainer } from "./maintenance_lock.ts";
 import { dropPartitionsBefore, type DroppedPartition } from "./partitions.ts";
 import { purgeRateHits } from "./rate_limit.ts";
-import { deleteRollupsBefore, ROLLUPS_TABLE } from "./analytics/rollups.ts";
+import { deleteRollupsBefore, MARGINS_TABLE, ROLLUPS_TABLE } from "./analytics/rollups.ts";
 
 export const FEED_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -92,6 +93,8 @@ export async function purgeExpired(
     [FEED_EVENTS_TABLE, feedCutoff, "feedEvents"],
     [ANALYTICS_EVENTS_TABLE, analyticsCutoff, "analyticsEvents"],
     [ROLLUPS_TABLE, rollupCutoff, "analyticsRollups"],
+    // The margins summarise the rollups' hours: they go with them, by the same months.
+    [MARGINS_TABLE, rollupCutoff, "analyticsRollups"],
   ];
   const steps: [Counted, BatchDelete][] = [
     ["feedEvents", async (tx, n) => {

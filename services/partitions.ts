@@ -39,6 +39,7 @@ export const PARTITIONED_TABLES: readonly string[] = [
   "feed_events",
   "analytics_events",
   "analytics_rollups",
+  "analytics_margins",
 ];
 
 /**
@@ -53,6 +54,7 @@ export interface PartitionSpec {
 
 const SPECS: Record<string, PartitionSpec> = {
   analytics_rollups: { column: "hour", unit: "month" },
+  analytics_margins: { column: "hour", unit: "month" },
 };
 
 export function partitionSpec(table: string): PartitionSpec {

@@ -1,7 +1,9 @@
-// The analytics rollups (services/analytics/rollups.ts, migration 00013): a process killed while
-// it stores events and merges rollups leaves every figure equal to the raw events (none counted
-// twice or never), and so does sending its batches again; the migration fills the rollups from
-// the history kept; retention drops whole months after ANALYTICS_ROLLUP_DAYS.
+// The analytics rollups and their margins (services/analytics/rollups.ts, migrations 00013 and
+// 00015): a process killed while it stores events and merges rollups leaves every figure equal
+// to the raw events (none counted twice or never), by link from the rollups and by country from
+// the margins, and each hour's margins equal to its merged rollups; so does sending its batches
+// again; the migrations fill the rollups from the history kept and the margins from the
+// rollups; retention drops whole months of both after ANALYTICS_ROLLUP_DAYS.
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { resolveConfig } from "../config.ts";
@@ -9,7 +11,8 @@ import { recordEvents } from "../services/events.ts";
 import { purgeExpired } from "../services/feed_retention.ts";
 import { ensurePartitions, listPartitions } from "../services/partitions.ts";
 import { getEnvironmentOrThrow } from "../services/projects.ts";
-import { METRICS } from "../services/analytics/query.ts";
+import { type Dimension, METRICS } from "../services/analytics/query.ts";
+import { MARGIN_DIMENSIONS, mergeRollups, ROLLUP_METRICS } from "../services/analytics/rollups.ts";
 import { referenceFigures } from "./helpers/analytics_reference.ts";
 import { ManualClock } from "./helpers/clock.ts";
 import { writerBatch } from "./helpers/rollup_writer.ts";
@@ -23,15 +26,60 @@ Deno.test.afterAll(() => srv.close());
 
 const ALL = { from: "2029-06-01T00:00:00Z", to: "2030-06-01T00:00:00Z" };
 
-/** Every metric per link over the whole range, as the service answers and from the raw rows. */
+/**
+ * Every metric per link (from the rollups) and per country (from the margins) over the whole
+ * range, as the service answers and from the raw rows.
+ */
 async function figures(projectId: number) {
+  const byLink = await figuresBy(projectId, "link");
+  const byCountry = await figuresBy(projectId, "country");
+  return {
+    answered: [...byLink.answered, ...byCountry.answered],
+    expected: [...byLink.expected, ...byCountry.expected],
+  };
+}
+
+/**
+ * The hourly margins that differ from the sums of the merged rollup rows of their hour (per
+ * dimension value, all-zero sums left out), and the daily margins that differ from the sums of
+ * their day's hourly margins: none, at every moment.
+ */
+async function marginsOffMergedRollups(): Promise<unknown[]> {
+  const metrics = ROLLUP_METRICS.join(", ");
+  const sums = ROLLUP_METRICS.map((m) => `sum(${m})::bigint`).join(", ");
+  const values = ["('total', null::text)", ...MARGIN_DIMENSIONS.map((d) => `('${d}', r.${d})`)]
+    .join(", ");
+  const expected = `
+    select r.environment_id, r.hour, d.dimension, d.value, ${sums}
+    from analytics_rollups r cross join lateral (values ${values}) as d(dimension, value)
+    where r.merged
+    group by 1, 2, 3, 4
+    having ${ROLLUP_METRICS.map((m) => `sum(${m}) <> 0`).join(" or ")}`;
+  const margins = (daily: boolean) =>
+    `select environment_id, hour, dimension, value, ${metrics} from analytics_margins
+    where ${daily ? "" : "not"} daily`;
+  const days = `
+    select environment_id, date_trunc('day', hour, 'UTC'), dimension, value, ${sums}
+    from analytics_margins where not daily
+    group by 1, 2, 3, 4
+    having ${ROLLUP_METRICS.map((m) => `sum(${m}) <> 0`).join(" or ")}`;
+  const differ = (a: string, b: string) =>
+    `(${a} except all ${b}) union all (${b} except all ${a})`;
+  return [
+    ...await srv.sql.unsafe(
+      `${differ(expected, margins(false))} union all ${differ(days, margins(true))}`,
+    ),
+  ];
+}
+
+async function figuresBy(projectId: number, groupBy: Dimension) {
   const res = await call(
     srv.url,
     "GET",
     `/api/v1/projects/${projectId}/analytics?${new URLSearchParams({
       ...ALL,
       metrics: METRICS.join(","),
-      group_by: "link",
+      group_by: groupBy,
       limit: "1000",
     })}`,
     { headers: adminHeaders },
@@ -44,18 +92,18 @@ async function figures(projectId: number) {
     tz: "UTC",
     interval: null,
     metrics: [...METRICS],
-    groupBy: "link",
+    groupBy,
     filters: {},
   });
   const expected = raw
     .map((r) => ({
-      key: r.key,
+      key: `${groupBy} ${r.key}`,
       totals: Object.fromEntries(METRICS.map((m) => [m, Number(r[m])])),
     }))
     .sort((a, b) => (a.key ?? "~").localeCompare(b.key ?? "~"));
   const answered = res.body.groups
     .map((g: { key: string | null; totals: Record<string, number> }) => ({
-      key: g.key,
+      key: `${groupBy} ${g.key}`,
       totals: g.totals,
     }))
     .sort((a: { key: string | null }, b: { key: string | null }) =>
@@ -107,6 +155,7 @@ Deno.test({
       const { answered, expected } = await figures(project.productionId);
       assert.ok(answered.length > 0);
       assert.deepEqual(answered, expected, `after kill ${round}`);
+      assert.deepEqual(await marginsOffMergedRollups(), [], `margins after kill ${round}`);
     }
 
     // The client sends every batch again (it never heard back about some): duplicates count
@@ -123,12 +172,12 @@ Deno.test({
     assert.deepEqual(answered, expected);
     // Every event of those batches, once: 45 batches of 50, a sixth of them installs.
     let installs = 0;
-    for (const g of answered) installs += g.totals.installs!;
+    for (const g of answered) if (g.key.startsWith("link ")) installs += g.totals.installs!;
     assert.equal(installs, (45 * 50) / 6);
   },
 });
 
-Deno.test("the migration fills the rollups from the history still kept", async () => {
+Deno.test("the migrations fill the rollups from the history still kept, and their margins", async () => {
   const project = await createProject(srv.url);
   const paths = [
     await generateLink(srv.url, project.key, "production", { tracking_campaign: "c" }),
@@ -137,25 +186,35 @@ Deno.test("the migration fills the rollups from the history still kept", async (
   const env = await getEnvironmentOrThrow(srv.sql, project.productionId);
   const ctx = { environment: env, clock, linkBaseUrl: "https://lnk.example.test" };
   for (let n = 0; n < 6; n++) await recordEvents(srv.sql, ctx, writerBatch(n, paths));
+  await mergeRollups(srv.sql, new Date("2031-01-01T00:00:00Z"));
   const before = await figures(project.productionId);
   assert.deepEqual(before.answered, before.expected);
 
-  // As before the upgrade: no rollups, purchase versions without their bucket. Then the
-  // migration's own text.
+  // As before the upgrade: no rollups nor margins, purchase versions without their bucket.
+  // Then the migrations' own text.
+  await srv.sql`drop table analytics_margins`;
   await srv.sql`drop table analytics_rollups`;
   await srv.sql`alter table purchase_versions drop column hour, drop column country,
     drop column platform, drop column os`;
-  const migration = fileURLToPath(
-    new URL("../db/migrations/00013_analytics_rollups/index.sql", import.meta.url),
-  );
-  await srv.sql.begin((tx) => tx.file(migration));
+  for (const name of ["00013_analytics_rollups", "00015_analytics_margins"]) {
+    const migration = fileURLToPath(
+      new URL(`../db/migrations/${name}/index.sql`, import.meta.url),
+    );
+    await srv.sql.begin((tx) => tx.file(migration));
+  }
   const after = await figures(project.productionId);
   assert.deepEqual(after.answered, before.expected);
-  // Months of their own: the default partition starts empty.
+  assert.deepEqual(await marginsOffMergedRollups(), []);
+  const [{ margins }] = await srv.sql<[{ margins: number }]>`
+    select count(*)::int as margins from analytics_margins`;
+  assert.ok(margins > 0, "the merged rollups have their margins");
+  // Months of their own: the default partitions start empty.
   const [{ n }] = await srv.sql<[{ n: number }]>`
-    select count(*)::int as n from analytics_rollups_default`;
-  assert.equal(n, 0);
+    select (select count(*) from analytics_rollups_default)
+      + (select count(*) from analytics_margins_default) as n`;
+  assert.equal(Number(n), 0);
   assert.ok((await listPartitions(srv.sql, "analytics_rollups")).some((p) => !p.isDefault));
+  assert.ok((await listPartitions(srv.sql, "analytics_margins")).some((p) => !p.isDefault));
 });
 
 Deno.test("rollups are kept ANALYTICS_ROLLUP_DAYS and dropped by whole months", async () => {
@@ -168,13 +227,16 @@ Deno.test("rollups are kept ANALYTICS_ROLLUP_DAYS and dropped by whole months", 
 
   const now = new Date("2031-08-15T00:00:00Z");
   for (const at of ["2031-05-10T00:00:00Z", "2031-06-10T00:00:00Z", "2031-08-10T00:00:00Z"]) {
-    await ensurePartitions(srv.sql, "analytics_rollups", new Date(at), {
-      behindDays: 0,
-      aheadDays: 0,
-    });
+    for (const table of ["analytics_rollups", "analytics_margins"]) {
+      await ensurePartitions(srv.sql, table, new Date(at), { behindDays: 0, aheadDays: 0 });
+    }
   }
-  const insert = (hour: string) =>
-    srv.sql`insert into analytics_rollups (environment_id, hour, views) values (1, ${hour}, 1)`;
+  const insert = async (hour: string) => {
+    await srv.sql`insert into analytics_rollups (environment_id, hour, views, merged)
+      values (1, ${hour}, 1, true)`;
+    await srv.sql`insert into analytics_margins (environment_id, hour, dimension, views)
+      values (1, ${hour}, 'total', 1)`;
+  };
   // June 30 is 46 days before now, in June's partition; March's row waits in the default.
   for (
     const hour of [
@@ -188,14 +250,21 @@ Deno.test("rollups are kept ANALYTICS_ROLLUP_DAYS and dropped by whole months", 
   // Cutoff 2031-06-16: May goes whole, June stays (it ends after the cutoff), March's row goes
   // (earlier tests' months, all before the cutoff, go too).
   const dropped = (result.droppedPartitions ?? []).map((p) => p.partition);
-  assert.ok(dropped.includes("analytics_rollups_p203105"));
-  assert.ok(!dropped.some((p) => p >= "analytics_rollups_p203106"), String(dropped));
-  assert.ok(result.analyticsRollups! >= 2);
-  const left = await srv.sql<{ hour: Date }[]>`
-    select hour from analytics_rollups where environment_id = 1 and hour >= '2031-01-01'
-    order by hour`;
-  assert.deepEqual(left.map((r) => r.hour.toISOString()), [
-    "2031-06-30T23:00:00.000Z",
-    "2031-08-01T00:00:00.000Z",
-  ]);
+  for (const table of ["analytics_rollups", "analytics_margins"]) {
+    assert.ok(dropped.includes(`${table}_p203105`), String(dropped));
+    assert.ok(
+      !dropped.some((p) => p.startsWith(table) && p >= `${table}_p203106`),
+      String(dropped),
+    );
+  }
+  assert.ok(result.analyticsRollups! >= 4);
+  for (const table of ["analytics_rollups", "analytics_margins"]) {
+    const left = await srv.sql.unsafe<{ hour: Date }[]>(
+      `select hour from ${table} where environment_id = 1 and hour >= '2031-01-01' order by hour`,
+    );
+    assert.deepEqual(left.map((r) => r.hour.toISOString()), [
+      "2031-06-30T23:00:00.000Z",
+      "2031-08-01T00:00:00.000Z",
+    ], table);
+  }
 });

@@ -4,7 +4,6 @@
 // count, a link keeps its path and counters, and the new tables start empty.
 import assert from "node:assert/strict";
 import postgres from "postgres";
-import { migrate } from "../db/migrate.ts";
 import { hashSecret } from "../services/secrets.ts";
 import { createTestDatabase, migrateUpTo } from "./helpers/database.ts";
 import { ADMIN_TOKEN, serveApp } from "./helpers/server.ts";
@@ -43,7 +42,7 @@ Deno.test("migration 00014 applies on a database at 00013 and keeps sessions, fa
     `;
     await old.end();
 
-    await migrate(db.url);
+    await migrateUpTo(db.url, 14);
     const sql = db.pool();
     const [last] = await sql`select max(migration_id)::int as id from migrations`;
     assert.equal(last!.id, 14);

@@ -27,10 +27,11 @@ const project = await createProject(srv.url);
 
 /**
  * Each test starts from an empty history without day partitions; the captured feed and the
- * analytics rollups, kept by the same job and purge, too (these tests look at the history).
+ * analytics rollups and margins, kept by the same job and purge, too (these tests look at the
+ * history).
  */
 async function resetHistory() {
-  for (const table of [TABLE, "feed_events", "analytics_rollups"]) {
+  for (const table of [TABLE, "feed_events", "analytics_rollups", "analytics_margins"]) {
     for (const p of await listPartitions(srv.sql, table)) {
       if (!p.isDefault) await srv.sql.unsafe(`drop table "${p.name}"`);
     }
@@ -39,6 +40,7 @@ async function resetHistory() {
   await srv.sql`delete from analytics_events`;
   await srv.sql`delete from analytics_event_keys`;
   await srv.sql`delete from analytics_rollups`;
+  await srv.sql`delete from analytics_margins`;
 }
 
 async function partitionNames(): Promise<string[]> {

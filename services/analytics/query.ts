@@ -12,7 +12,7 @@
 // naming `tz`, rather than answered with figures that are off.
 import type { Db, Sql } from "../../db/connect.ts";
 import { ApiError } from "../errors.ts";
-import { ROLLUP_METRICS } from "./rollups.ts";
+import { MARGIN_DIMENSIONS, type MarginDimension, ROLLUP_METRICS } from "./rollups.ts";
 
 /** The metrics a query may ask for: every column of a rollup row. */
 export const METRICS = ROLLUP_METRICS;
@@ -180,10 +180,13 @@ async function buckets(tx: Db, q: AnalyticsQuery, from: Date, to: Date): Promise
 }
 
 /**
- * One statement: the rollup rows of the range and filters summed per part, bucket and group
- * key, and from those, per part, the totals, the series, the top groups by the first metric
- * (then by key, unknown last) and their series. The part is the link when `linkIds` is given
- * (each link answered apart), else one part for everything.
+ * One statement: the rows of the range and filters summed per part, bucket and group key, and
+ * from those, per part, the totals, the series, the top groups by the first metric (then by
+ * key, unknown last) and their series. The part is the link when `linkIds` is given (each link
+ * answered apart), else one part for everything. Without links, filters, and a breakdown (or
+ * with one by a margin dimension), the rows are the environment's margins of the hours merged
+ * and the rollup rows not merged yet (./rollups.ts: both in one snapshot, so each event counts
+ * once); otherwise the rollups, which margins cannot answer by link.
  */
 function figures(
   tx: Db,
@@ -194,31 +197,22 @@ function figures(
 ): Promise<Row[]> {
   const params: unknown[] = [q.environmentId, from.toISOString(), to.toISOString()];
   const param = (value: unknown) => `$${params.push(value)}`;
-  const conditions = ["r.environment_id = $1", "r.hour >= $2::timestamptz", "r.hour < $3"];
-  if (linkIds) conditions.push(`r.link_id = any(${param(linkIds)}::int[])`);
-  let joinLink = q.groupBy !== null && NEEDS_LINK.has(q.groupBy);
-  for (const [dimension, value] of Object.entries(q.filters) as [Dimension, string][]) {
-    if (dimension === "link") {
-      // By id, so the link index serves it.
-      conditions.push(
-        `r.link_id = (select id from links where environment_id = $1 and path = ${param(value)})`,
-      );
-      continue;
-    }
-    if (NEEDS_LINK.has(dimension)) joinLink = true;
-    conditions.push(`${DIMENSION_SQL[dimension]} = ${param(value)}`);
-  }
-  const part = linkIds ? "r.link_id" : "null::int";
-  const bucket = q.interval ? `date_trunc('${q.interval}', r.hour)` : "null::timestamptz";
-  const key = q.groupBy ? `${DIMENSION_SQL[q.groupBy]}::text` : "null::text";
+  // Without an interval, the whole range is one bucket (the series is not answered).
+  const bucketOf = (hour: string) =>
+    q.interval ? `date_trunc('${q.interval}', ${hour})` : "$2::timestamptz";
   const sums = (from: string) => q.metrics.map((m) => `sum(${from}.${m}) as ${m}`).join(", ");
+  const marginal = linkIds === null && Object.keys(q.filters).length === 0 &&
+    (q.groupBy === null || (MARGIN_DIMENSIONS as readonly string[]).includes(q.groupBy));
+  const source = marginal
+    ? `select null::int as part, m.* from (${
+      marginRows(q.groupBy as MarginDimension | null, q.metrics, bucketOf)
+    }) m`
+    : rollupRows(q, param, bucketOf, linkIds);
   const first = q.metrics[0]!;
   const text = `
     with f as (
-      select ${part} as part, ${bucket} as bucket, ${key} as key, ${sums("r")}
-      from analytics_rollups r
-      ${joinLink ? "left join links l on l.id = r.link_id" : ""}
-      where ${conditions.join(" and ")}
+      select s.part, s.bucket, s.key, ${sums("s")}
+      from (${source}) s
       group by 1, 2, 3
     ), ranked as (
       select part, key, ${sums("f")},
@@ -248,6 +242,97 @@ function figures(
     group by part, bucket, key
   `;
   return tx.unsafe<Row[]>(text, params as never[]);
+}
+
+/**
+ * The environment's rows of the range ($1 to $3) by bucket and value of `dimension` (none: the
+ * totals), from its margins and its rollup rows not merged yet. A UTC day most of whose hours
+ * (more than 12) fall in one bucket counts there by its daily margins, corrected by its hourly
+ * margins: each of its hours in another bucket, or outside the range, is taken from that bucket
+ * and given to its own. So a series of UTC days reads a row per day and value; of another
+ * zone's days, a day's row and the few hours its midnight is away from UTC's; a series by the
+ * hour, every hour's rows.
+ */
+function marginRows(
+  dimension: MarginDimension | null,
+  metrics: readonly Metric[],
+  bucketOf: (hour: string) => string,
+): string {
+  const columns = (from: string, sign = "") =>
+    metrics.map((m) => `${sign}${from}.${m} as ${m}`).join(", ");
+  const margins = (join: string, where: string) =>
+    `analytics_margins m join ${join}
+    where m.environment_id = $1 and m.dimension = '${dimension ?? "total"}' and ${where}`;
+  return `
+    with hours as (
+      -- Every hour of the UTC days the range touches, and its bucket (null outside the range).
+      select h.h, case when h.h >= $2::timestamptz and h.h < $3::timestamptz
+        then ${bucketOf("h.h")} end as bucket
+      from generate_series(date_trunc('day', $2::timestamptz, 'UTC'),
+        date_trunc('day', $3::timestamptz - interval '1 hour', 'UTC') + interval '23 hours',
+        interval '1 hour') as h(h)
+    ), best as (
+      select distinct on (day) day, bucket
+      from (
+        select date_trunc('day', h, 'UTC') as day, bucket, count(*) as n
+        from hours where bucket is not null group by 1, 2
+      ) c
+      where n > 12
+      order by day, n desc
+    ), placed as (
+      select h.h, h.bucket, b.bucket as day_bucket
+      from hours h left join best b on b.day = date_trunc('day', h.h, 'UTC')
+      where h.bucket is distinct from b.bucket
+    )
+    select b.bucket, m.value as key, ${columns("m")}
+    from ${
+    margins("best b on b.day = m.hour", "m.daily and m.hour = any(array(select day from best))")
+  }
+    union all
+    -- Each such hour, read once: given to its bucket, taken from its day's.
+    select v.bucket, m.value, ${columns("m", "v.sign * ")}
+    from ${
+    margins(
+      `placed p on p.h = m.hour
+      cross join lateral (values (p.bucket, 1), (p.day_bucket, -1)) as v(bucket, sign)`,
+      "not m.daily and m.hour = any(array(select h from placed)) and v.bucket is not null",
+    )
+  }
+    union all
+    select ${bucketOf("r.hour")}, ${dimension ? `r.${dimension}` : "null::text"},
+      ${columns("r")}
+    from analytics_rollups r
+    where r.environment_id = $1 and not r.merged and r.hour >= $2::timestamptz and r.hour < $3`;
+}
+
+/** The environment's rollup rows of the range ($1 to $3) and filters, by bucket and group key. */
+function rollupRows(
+  q: AnalyticsQuery,
+  param: (value: unknown) => string,
+  bucketOf: (hour: string) => string,
+  linkIds: readonly number[] | null,
+): string {
+  const conditions = ["r.environment_id = $1", "r.hour >= $2::timestamptz", "r.hour < $3"];
+  if (linkIds) conditions.push(`r.link_id = any(${param(linkIds)}::int[])`);
+  let joinLink = q.groupBy !== null && NEEDS_LINK.has(q.groupBy);
+  for (const [dimension, value] of Object.entries(q.filters) as [Dimension, string][]) {
+    if (dimension === "link") {
+      // By id, so the link index serves it.
+      conditions.push(
+        `r.link_id = (select id from links where environment_id = $1 and path = ${param(value)})`,
+      );
+      continue;
+    }
+    if (NEEDS_LINK.has(dimension)) joinLink = true;
+    conditions.push(`${DIMENSION_SQL[dimension]} = ${param(value)}`);
+  }
+  const key = q.groupBy ? `${DIMENSION_SQL[q.groupBy]}::text` : "null::text";
+  return `
+    select ${linkIds ? "r.link_id" : "null::int"} as part, ${bucketOf("r.hour")} as bucket,
+      ${key} as key, ${q.metrics.map((m) => `r.${m}`).join(", ")}
+    from analytics_rollups r
+    ${joinLink ? "left join links l on l.id = r.link_id" : ""}
+    where ${conditions.join(" and ")}`;
 }
 
 function assemble(

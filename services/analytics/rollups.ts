@@ -1,14 +1,19 @@
 // The analytics rollups (table analytics_rollups, migration 00013): hourly counts per
 // environment, link and dimension values, which every analytics query reads instead of the raw
-// events. How they stay exact (written by the statement that stores the events, appended only,
-// merged by the background job in one statement) is told in the migration; this module holds
-// the SQL that writes, merges and purges them.
+// events; and their margins (analytics_margins, migration 00015): the merged rollups of each
+// environment and hour summed per value of one dimension, which a query without filters reads
+// instead of the rollups, as they are a few dozen rows an hour where the rollups are about one
+// row per event once an environment has many links. How both stay exact (rollups written by the
+// statement that stores the events, appended only; merged, and their margins replaced, by the
+// background job in one statement) is told in the migrations; this module holds the SQL that
+// writes, merges and purges them.
 import type { Db, Sql } from "../../db/connect.ts";
 import type { NewEvent } from "../events.ts";
 import { asMaintainer } from "../maintenance_lock.ts";
 import { deleteDefaultRowsBefore } from "../partitions.ts";
 
 export const ROLLUPS_TABLE = "analytics_rollups";
+export const MARGINS_TABLE = "analytics_margins";
 
 /** The metric columns of a rollup row, in table order. */
 export const ROLLUP_METRICS = [
@@ -37,6 +42,21 @@ export const ROLLUP_KEYS = [
   "referrer",
   "event_name",
 ] as const;
+
+/**
+ * The dimensions analytics_margins has a row per value of (the rollup column of the same name);
+ * beside them, each hour's 'total' row. Link, campaign, source and medium are not among them:
+ * the last three are the link's as it is now, and an hour has about as many links as events.
+ */
+export const MARGIN_DIMENSIONS = [
+  "country",
+  "platform",
+  "os",
+  "browser",
+  "referrer",
+  "event_name",
+] as const;
+export type MarginDimension = (typeof MARGIN_DIMENSIONS)[number];
 
 const HOUR_MS = 60 * 60 * 1000;
 
@@ -179,9 +199,11 @@ export interface MergeResult {
 /**
  * Merges the rows appended by ingestion into one row per key, for the hours that ended before
  * `before`, `hours` (environment, hour) pairs per statement and up to `maxBatches` statements
- * a pass. Each statement deletes every row of its hours and inserts their sums: one statement,
- * so a reader, or a crash, sees either the rows or their sums, never both or neither. Keys
- * whose sums are all zero (a purchase and its correction in one bucket) are left out.
+ * a pass. Each statement deletes every row of its hours and inserts their sums, and replaces
+ * those hours' margins by the sums of the same rows per value of each margin dimension: one
+ * statement, so a reader, or a crash, sees either the rows or their sums, never both or
+ * neither, and an hour's margins always sum its merged rows. Keys whose sums are all zero (a
+ * purchase and its correction in one bucket) are left out.
  */
 export async function mergeRollups(
   sql: Sql,
@@ -211,6 +233,30 @@ export async function mergeRollups(
           from moved
           group by ${keys}
           having ${nonZero}
+        ), days as (
+          select distinct environment_id, date_trunc('day', hour, 'UTC') as day from due
+        ), margins_gone as (
+          -- The hours' margins, and their days'.
+          delete from analytics_margins m
+          where (not m.daily and (m.environment_id, m.hour) in (select * from due))
+            or (m.daily and (m.environment_id, m.hour) in (select * from days))
+        ), hourly as (
+          ${marginsSelect("moved")}
+        ), hourly_inserted as (
+          insert into analytics_margins (environment_id, hour, dimension, value,
+            ${ROLLUP_METRICS.join(", ")})
+          select * from hourly
+        ), day_hours as (
+          -- Each day's hourly margins as they will be: the other hours' as they are, these new.
+          select m.environment_id, m.hour, m.dimension, m.value, ${ROLLUP_METRICS.join(", ")}
+          from analytics_margins m join days d
+            on m.environment_id = d.environment_id and m.hour >= d.day
+            and m.hour < d.day + interval '1 day'
+          where not m.daily and (m.environment_id, m.hour) not in (select * from due)
+          union all
+          select * from hourly
+        ), daily_inserted as (
+          ${dailyMarginsInsert("day_hours")}
         )
         select (select count(*) from moved where not merged)::int as rows,
           (select count(*) from due)::int as hours`,
@@ -227,9 +273,44 @@ export async function mergeRollups(
 }
 
 /**
- * Deletes up to `batch` rollup rows of hours before `cutoff` from the default partition; the
- * months of their own partitions go whole (services/feed_retention.ts decides when).
+ * The hourly margins of the rollup rows `from` (a table or CTE name), as a select of
+ * (environment_id, hour, dimension, value, metrics…): per environment, hour and margin
+ * dimension, a row per value, and the hour's 'total' row. The one definition: the merge runs it
+ * over the rows it merges, bench/analytics.ts over the rollups it seeds.
  */
-export function deleteRollupsBefore(db: Db, cutoff: Date, batch: number): Promise<number> {
-  return deleteDefaultRowsBefore(db, ROLLUPS_TABLE, cutoff, batch);
+export function marginsSelect(from: string): string {
+  const values = [
+    "('total', null::text)",
+    ...MARGIN_DIMENSIONS.map((d) => `('${d}', ${from}.${d})`),
+  ].join(", ");
+  return `select ${from}.environment_id, ${from}.hour, d.dimension, d.value,
+      ${ROLLUP_METRICS.map((m) => `${clamp(`sum(${from}.${m})`)} as ${m}`).join(", ")}
+    from ${from}
+    cross join lateral (values ${values}) as d(dimension, value)
+    group by 1, 2, 3, 4
+    having ${ROLLUP_METRICS.map((m) => `sum(${from}.${m}) <> 0`).join(" or ")}`;
+}
+
+/**
+ * The insert of the daily margins summing the hourly margins `from` (a table or CTE name with
+ * marginsSelect's columns) per environment, UTC day, dimension and value.
+ */
+export function dailyMarginsInsert(from: string): string {
+  return `insert into analytics_margins (environment_id, hour, dimension, value, daily,
+      ${ROLLUP_METRICS.join(", ")})
+    select environment_id, date_trunc('day', hour, 'UTC'), dimension, value, true,
+      ${ROLLUP_METRICS.map((m) => clamp(`sum(${m})`)).join(", ")}
+    from ${from}
+    group by 1, 2, 3, 4
+    having ${ROLLUP_METRICS.map((m) => `sum(${m}) <> 0`).join(" or ")}`;
+}
+
+/**
+ * Deletes up to `batch` rollup rows, and as many margin rows, of hours before `cutoff` from the
+ * default partitions; the months of their own partitions go whole (services/feed_retention.ts
+ * decides when).
+ */
+export async function deleteRollupsBefore(db: Db, cutoff: Date, batch: number): Promise<number> {
+  return await deleteDefaultRowsBefore(db, ROLLUPS_TABLE, cutoff, batch) +
+    await deleteDefaultRowsBefore(db, MARGINS_TABLE, cutoff, batch);
 }
