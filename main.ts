@@ -6,8 +6,8 @@ import { createApp } from "./app.ts";
 import { resolveAdminToken } from "./services/admin_token.ts";
 import { defaultHostOwnerProblem } from "./services/apps.ts";
 import { systemClock } from "./services/clock.ts";
-import { DeliveryWorker, sealMigratedSecrets } from "./services/delivery.ts";
-import { startFeedWakeup } from "./services/feed_wakeup.ts";
+import { DeliveryWorker, sealMigratedSecrets } from "./services/destinations/delivery.ts";
+import { startFeedWakeup } from "./services/feed/wakeup.ts";
 import { GeoIpDatabase, GeoIpError, watchGeoIp } from "./services/geoip.ts";
 import { maintainPartitions, startBackgroundJobs } from "./services/jobs.ts";
 import { LiveTails } from "./services/live_tail.ts";
@@ -90,7 +90,7 @@ const deps = {
 await maintainPartitions(deps);
 const jobs = startBackgroundJobs(deps);
 // Push destinations and live tails: woken by the capturing transactions' NOTIFY on PostgreSQL;
-// the embedded database cannot deliver notifications (services/feed_wakeup.ts), so there they
+// the embedded database cannot deliver notifications (services/feed/wakeup.ts), so there they
 // poll 4× a second.
 const wakeup = await startFeedWakeup(db.embedded ? null : db.sql, logger);
 const liveTails = new LiveTails(deps, { wakeup, pollMs: db.embedded ? 250 : 1_000 });

@@ -2,8 +2,8 @@
 // ingestion rate with capture), and ingestion-to-receipt latency at idle. The service, its
 // deliverer (woken by NOTIFY) and the receiver share this process, as on one instance.
 import { systemClock } from "../services/clock.ts";
-import { DeliveryWorker } from "../services/delivery.ts";
-import { startFeedWakeup } from "../services/feed_wakeup.ts";
+import { DeliveryWorker } from "../services/destinations/delivery.ts";
+import { startFeedWakeup } from "../services/feed/wakeup.ts";
 import { createLogger } from "../services/log.ts";
 import {
   ADMIN_TOKEN,

@@ -3,8 +3,8 @@
 // feed's daily partitions); ingestion with capture on vs off.
 import { CLI_AUDIT } from "../services/access/audit.ts";
 import { createProject } from "../services/projects.ts";
-import { createFeedToken } from "../services/feed_tokens.ts";
-import { encodeCursor } from "../services/feed_cursor.ts";
+import { createFeedToken } from "../services/feed/tokens.ts";
+import { encodeCursor } from "../services/feed/cursor.ts";
 import { ensurePartitions } from "../services/partitions.ts";
 import { systemClock } from "../services/clock.ts";
 import { judge, notFinite, type Row } from "./rows.ts";

@@ -8,7 +8,7 @@ import { migrate } from "../db/migrate.ts";
 import { createApp } from "../app.ts";
 import { systemClock } from "../services/clock.ts";
 import { recordEvents } from "../services/events.ts";
-import { createFeedToken } from "../services/feed_tokens.ts";
+import { createFeedToken } from "../services/feed/tokens.ts";
 import { createLink, type LinkRow } from "../services/links/links.ts";
 import { createProject } from "../services/projects.ts";
 import { createLogger } from "../services/log.ts";

@@ -6,7 +6,7 @@ import { CLI_AUDIT } from "../services/access/audit.ts";
 import postgres from "postgres";
 import { connect, type Sql } from "../db/connect.ts";
 import { migrate } from "../db/migrate.ts";
-import { purgeExpired } from "../services/feed_retention.ts";
+import { purgeExpired } from "../services/feed/retention.ts";
 import { ensurePartitions } from "../services/partitions.ts";
 import { createProject } from "../services/projects.ts";
 import { migrateUpTo } from "../tests/helpers/database.ts";

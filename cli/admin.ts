@@ -6,7 +6,7 @@ import { ConfigError, readConfig } from "../config.ts";
 import { openDatabase } from "../db/connect.ts";
 import { systemClock } from "../services/clock.ts";
 import { ApiError } from "../services/errors.ts";
-import { createFeedToken, listFeedTokens, revokeFeedToken } from "../services/feed_tokens.ts";
+import { createFeedToken, listFeedTokens, revokeFeedToken } from "../services/feed/tokens.ts";
 import { createProject, updateProject } from "../services/projects.ts";
 import { projectSettings } from "../inputs/project_settings.ts";
 import { fieldPath } from "../services/errors.ts";

@@ -1,5 +1,5 @@
 // GET/POST /dashboard/environments/:project_id/destinations/… – the destinations page over
-// services/destinations.ts, the same services and input schema as the admin API's routes.
+// services/destinations/destinations.ts, the same services and input schema as the admin API's routes.
 import type { Context, Hono } from "hono";
 import type { HtmlEscapedString } from "hono/utils/html";
 import { createDestinationBody } from "../inputs/destinations.ts";
@@ -13,9 +13,9 @@ import {
   rotateDestinationSecret,
   setDestinationPaused,
   testDestination,
-} from "../services/destinations.ts";
+} from "../services/destinations/destinations.ts";
 import { ApiError } from "../services/errors.ts";
-import { normaliseEventTypes } from "../services/feed.ts";
+import { normaliseEventTypes } from "../services/feed/feed.ts";
 import type { Environment } from "../services/projects.ts";
 import type { Session } from "../services/sessions.ts";
 import { formText } from "./forms.ts";

@@ -1,7 +1,7 @@
 // The frame every dashboard page shares, and the small pieces the pages are built from. Hono's
 // JSX escapes every value it renders; nothing here writes raw HTML.
 import type { Child } from "hono/jsx";
-import { FEED_EVENT_TYPES } from "../services/feed_envelope.ts";
+import { FEED_EVENT_TYPES } from "../services/feed/envelope.ts";
 import type { Environment } from "../services/projects.ts";
 import type { Session } from "../services/sessions.ts";
 import { assetUrl } from "./assets.ts";

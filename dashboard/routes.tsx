@@ -17,9 +17,9 @@ import {
 import type { AppDeps } from "../services/deps.ts";
 import { ApiError, classifyError, ERROR_STATUS } from "../services/errors.ts";
 import { planExport, streamExport } from "../services/export.ts";
-import { readAdmittedPage } from "../services/feed.ts";
+import { readAdmittedPage } from "../services/feed/feed.ts";
 import { LiveTails } from "../services/live_tail.ts";
-import { createFeedToken, listFeedTokens, revokeFeedToken } from "../services/feed_tokens.ts";
+import { createFeedToken, listFeedTokens, revokeFeedToken } from "../services/feed/tokens.ts";
 import { accessPath } from "../services/links/links.ts";
 import { createManagedLink, deleteLink, updateLink } from "../services/links/manage.ts";
 import { importLinks, ImportRefused } from "../services/links/csv.ts";

@@ -1,7 +1,7 @@
 // The body of POST {base_url}/events (CONTRACT.md, "Event ingestion").
 import { z } from "zod";
 import { assertOccurredInTime, type NewEvent } from "../services/events.ts";
-import { INGESTED_EVENT_TYPES } from "../services/feed_envelope.ts";
+import { INGESTED_EVENT_TYPES } from "../services/feed/envelope.ts";
 import { countryOnly } from "../services/geo.ts";
 import { isPlainObject, jsonObject, text } from "./common.ts";
 

@@ -1,4 +1,4 @@
-// The feed's query parameters as REST sends them, turned into the values services/feed.ts takes.
+// The feed's query parameters as REST sends them, turned into the values services/feed/feed.ts takes.
 
 /**
  * `limit` as a number: undefined when absent, NaN when it is not a plain decimal (the feed

@@ -1,7 +1,7 @@
 import type { GraphQLResolveInfo } from "graphql";
-import { type FeedPage, readFeedPage } from "../services/feed.ts";
-import type { FeedPoint } from "../services/feed_cursor.ts";
-import { FEED_SCHEMA_VERSION, type FeedEnvelope } from "../services/feed_envelope.ts";
+import { type FeedPage, readFeedPage } from "../services/feed/feed.ts";
+import type { FeedPoint } from "../services/feed/cursor.ts";
+import { FEED_SCHEMA_VERSION, type FeedEnvelope } from "../services/feed/envelope.ts";
 import { bearerToken } from "../inputs/headers.ts";
 import { ApiError } from "../services/errors.ts";
 import { parseEnvironmentId } from "../services/projects.ts";

@@ -4,7 +4,7 @@
 // GraphQLResolveInfo per object and field, which on a 1000-event page was most of the
 // execution. Each service object is mapped once here, and every schema field exposes its own
 // name.
-import type { FeedEnvelope, Purchase } from "../services/feed_envelope.ts";
+import type { FeedEnvelope, Purchase } from "../services/feed/envelope.ts";
 import {
   accessPath,
   type LinkColumn,

@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import { authorizeProjectUpdate } from "../services/access/authorize.ts";
-import { createFeedToken, listFeedTokens, revokeFeedToken } from "../services/feed_tokens.ts";
+import { createFeedToken, listFeedTokens, revokeFeedToken } from "../services/feed/tokens.ts";
 import {
   createProject,
   getProjectOrThrow,

@@ -9,8 +9,8 @@ import {
   rotateDestinationSecret,
   setDestinationPaused,
   testDestination,
-} from "../services/destinations.ts";
-import { normaliseEventTypes } from "../services/feed.ts";
+} from "../services/destinations/destinations.ts";
+import { normaliseEventTypes } from "../services/feed/feed.ts";
 import { auditOf, requireAccess } from "./access.ts";
 import { readBody } from "./body.ts";
 import type { AppEnv } from "./deps.ts";

@@ -1,7 +1,7 @@
 import { Hono } from "hono";
 import { limitParam } from "../inputs/feed.ts";
-import { type FeedPage, readFeedPage } from "../services/feed.ts";
-import { FEED_SCHEMA_VERSION } from "../services/feed_envelope.ts";
+import { type FeedPage, readFeedPage } from "../services/feed/feed.ts";
+import { FEED_SCHEMA_VERSION } from "../services/feed/envelope.ts";
 import { bearerToken } from "../inputs/headers.ts";
 import type { AppDeps } from "../services/deps.ts";
 import type { AppEnv } from "./deps.ts";

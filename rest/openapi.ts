@@ -4,8 +4,8 @@
 // types). tests/openapi_test.ts checks every served route is described, with an operationId,
 // security and a 4xx; CI runs `redocly lint` on it (.ci/run, redocly.yaml).
 import { MAX_EVENTS } from "../inputs/events.ts";
-import { MAX_FEED_LIMIT } from "../services/feed.ts";
-import { FEED_EVENT_TYPES } from "../services/feed_envelope.ts";
+import { MAX_FEED_LIMIT } from "../services/feed/feed.ts";
+import { FEED_EVENT_TYPES } from "../services/feed/envelope.ts";
 import { LINK_ENVIRONMENTS, METRICS_ENVIRONMENTS } from "../services/sdk_auth.ts";
 import { type ComponentName, componentSchemas } from "./openapi_schemas.ts";
 import { DIMENSIONS, INTERVALS, METRICS } from "../services/analytics/query.ts";

@@ -8,12 +8,12 @@ import {
   FEED_EVENT_TYPES,
   FEED_SCHEMA_VERSION,
   type FeedEnvelope,
-} from "../services/feed_envelope.ts";
+} from "../services/feed/envelope.ts";
 import type { Link } from "../services/links/links.ts";
 import type { LinkMetrics } from "../services/metrics.ts";
 import type { Project } from "../services/projects.ts";
-import type { DestinationStatus } from "../services/destinations.ts";
-import type { CreatedFeedToken, FeedTokenSummary } from "../services/feed_tokens.ts";
+import type { DestinationStatus } from "../services/destinations/destinations.ts";
+import type { CreatedFeedToken, FeedTokenSummary } from "../services/feed/tokens.ts";
 import type { ApiKeySummary, CreatedApiKey } from "../services/access/api_keys.ts";
 import { SCOPES } from "../services/access/permissions.ts";
 import type { AuditEntry } from "../services/access/audit.ts";

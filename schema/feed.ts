@@ -5,8 +5,8 @@ import {
   feedEventLink,
 } from "../resolvers/feed.ts";
 import type { FeedEventNode, PurchaseNode } from "../resolvers/nodes.ts";
-import { DEFAULT_FEED_LIMIT, MAX_FEED_LIMIT } from "../services/feed.ts";
-import { FEED_EVENT_TYPES, type FeedEnvelope } from "../services/feed_envelope.ts";
+import { DEFAULT_FEED_LIMIT, MAX_FEED_LIMIT } from "../services/feed/feed.ts";
+import { FEED_EVENT_TYPES, type FeedEnvelope } from "../services/feed/envelope.ts";
 import { builder } from "./builder.ts";
 import { LinkRef } from "./link.ts";
 

@@ -5,13 +5,13 @@ import type { Db, Sql } from "../db/connect.ts";
 import { jsonColumn } from "../db/params.ts";
 import type { Clock } from "./clock.ts";
 import { ApiError } from "./errors.ts";
-import { announceCapture, capturingEnvironment } from "./feed_capture.ts";
+import { announceCapture, capturingEnvironment } from "./feed/capture.ts";
 import {
   type EventType,
   FEED_SCHEMA_VERSION,
   type Purchase,
   serialiseEnvelope,
-} from "./feed_envelope.ts";
+} from "./feed/envelope.ts";
 import { addRevenue, applyDeltas, countEvents, type Deltas } from "./links/counters.ts";
 import { accessPath } from "./links/links.ts";
 import { deleteDefaultRowsBefore } from "./partitions.ts";
@@ -174,7 +174,7 @@ async function resolveLinks(
   return links;
 }
 
-/** The event's feed envelope (services/feed_envelope.ts), serialised once. */
+/** The event's feed envelope (services/feed/envelope.ts), serialised once. */
 function envelope(
   ctx: RecordContext,
   eventId: string,
@@ -211,7 +211,7 @@ function envelope(
  *   the days: client ids are claimed in analytics_event_keys by the same statement, and only
  *   the events whose id was claimed (or that have none) are stored.
  * - What is stored is appended to the environment's feed when it captures
- *   (services/feed_capture.ts says how capture orders and locks), by the same statement: the
+ *   (services/feed/capture.ts says how capture orders and locks), by the same statement: the
  *   envelopes are sent once for both tables.
  * - And rolled up (services/analytics/rollups.ts), by the same statement again: only what was
  *   inserted, in the transaction that inserts it, so a rollup never counts an event twice or
@@ -420,7 +420,7 @@ export const ANALYTICS_EVENTS_TABLE = "analytics_events";
 /**
  * Deletes up to `batch` analytics events received before `cutoff` from the default partition;
  * the rows of a day partition go with their whole day (dropPartitionsBefore).
- * services/feed_retention.ts decides when (one job and one lock govern every purge); this
+ * services/feed/retention.ts decides when (one job and one lock govern every purge); this
  * module owns the tables.
  */
 export function deleteAnalyticsEventsBefore(db: Db, cutoff: Date, batch: number): Promise<number> {

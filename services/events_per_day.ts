@@ -1,7 +1,7 @@
 // The dashboard's chart: an environment's recorded events per day and type, from the analytics
 // history, counted by PostgreSQL.
 import type { Db } from "../db/connect.ts";
-import { FEED_EVENT_TYPES } from "./feed_envelope.ts";
+import { FEED_EVENT_TYPES } from "./feed/envelope.ts";
 import { getEnvironmentOrThrow } from "./projects.ts";
 
 export const MAX_CHART_DAYS = 90;

@@ -2,8 +2,8 @@
 // captured feed) as NDJSON, streamed in bounded batches.
 import type { Sql } from "../db/connect.ts";
 import { ApiError } from "./errors.ts";
-import { normaliseEventTypes } from "./feed.ts";
-import { analyticsRetentionCutoff } from "./feed_retention.ts";
+import { normaliseEventTypes } from "./feed/feed.ts";
+import { analyticsRetentionCutoff } from "./feed/retention.ts";
 import { getEnvironmentOrThrow } from "./projects.ts";
 
 const DAY_MS = 24 * 60 * 60 * 1000;

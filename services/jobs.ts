@@ -1,7 +1,7 @@
 import type { Sql } from "../db/connect.ts";
 import type { Clock } from "./clock.ts";
-import { logDrops } from "./destination_drops.ts";
-import { purgeExpired } from "./feed_retention.ts";
+import { logDrops } from "./destinations/drops.ts";
+import { purgeExpired } from "./feed/retention.ts";
 import { describeError, type Logger } from "./log.ts";
 import { ensureAllPartitions } from "./partitions.ts";
 import type { Config } from "../config.ts";

@@ -10,7 +10,7 @@
 //   mid-stream, its rows stop counting when they expire (at most SLOT_TTL_MS later), and the
 //   client resumes from the last `id:` it received on any instance: nothing was acknowledged
 //   to the server, so nothing is lost.
-// - A follower waits for the capture NOTIFY (services/feed_wakeup.ts) or its poll interval,
+// - A follower waits for the capture NOTIFY (services/feed/wakeup.ts) or its poll interval,
 //   whichever comes first, so a missed notification costs at most one poll interval.
 // - Memory per stream is bounded by one page (PAGE_LIMIT events): the next page is read only
 //   when the consumer has taken the previous one, so a client that stops reading holds the
@@ -18,9 +18,9 @@
 import type { Db, Sql } from "../db/connect.ts";
 import type { AppDeps } from "./deps.ts";
 import { ApiError } from "./errors.ts";
-import { authenticateFeedToken, authorizeFeedRead, type FeedReader } from "./feed_auth.ts";
-import { type FeedPage, readAdmittedPage, readFeedPage } from "./feed.ts";
-import type { FeedWakeup } from "./feed_wakeup.ts";
+import { authenticateFeedToken, authorizeFeedRead, type FeedReader } from "./feed/auth.ts";
+import { type FeedPage, readAdmittedPage, readFeedPage } from "./feed/feed.ts";
+import type { FeedWakeup } from "./feed/wakeup.ts";
 import { describeError } from "./log.ts";
 
 /** The pause before reading again while committed events wait for the feed's horizon. */
@@ -269,7 +269,7 @@ export class LiveTails {
           after = page.nextAfter;
           const more = page.hasMore;
           // Committed events behind an older transaction still running: they are served once
-          // it ends (services/feed.ts), which is usually a matter of milliseconds.
+          // it ends (services/feed/feed.ts), which is usually a matter of milliseconds.
           const pending = page.pendingXid !== null;
           page = null;
           if (more || woken) continue;

@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { resolveConfig } from "../config.ts";
 import { recordEvents } from "../services/events.ts";
-import { purgeExpired } from "../services/feed_retention.ts";
+import { purgeExpired } from "../services/feed/retention.ts";
 import { ensurePartitions, listPartitions } from "../services/partitions.ts";
 import { getEnvironmentOrThrow } from "../services/projects.ts";
 import { type Dimension, METRICS } from "../services/analytics/query.ts";

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { Webhook } from "standardwebhooks";
 import { systemClock } from "../services/clock.ts";
-import { startFeedWakeup } from "../services/feed_wakeup.ts";
+import { startFeedWakeup } from "../services/feed/wakeup.ts";
 import { silentLogger } from "./helpers/clock.ts";
 import { sleep } from "./helpers/feed.ts";
 import { deliveryWorker, eventsOf, startReceiver } from "./helpers/receiver.ts";

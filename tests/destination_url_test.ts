@@ -7,7 +7,7 @@ import {
   assertDestinationUrl,
   isPublicAddress,
   resolveDestinationHost,
-} from "../services/destination_url.ts";
+} from "../services/destinations/url.ts";
 import { ApiError } from "../services/errors.ts";
 
 /** [the address as written, what it carries] for forms that reach a non-public IPv4. */

@@ -2,8 +2,8 @@
 // receivers on 127.0.0.1, and a ManualClock for every time rule.
 import assert from "node:assert/strict";
 import { Webhook } from "standardwebhooks";
-import { sealMigratedSecrets } from "../services/delivery.ts";
-import { purgeExpired } from "../services/feed_retention.ts";
+import { sealMigratedSecrets } from "../services/destinations/delivery.ts";
+import { purgeExpired } from "../services/feed/retention.ts";
 import { ManualClock } from "./helpers/clock.ts";
 import { capture } from "./helpers/feed.ts";
 import { deliveryWorker, eventsOf, startReceiver } from "./helpers/receiver.ts";
@@ -390,7 +390,7 @@ Deno.test("private, loopback, link-local and multicast addresses are refused wit
       "http://0.0.0.0/",
       "http://[::ffff:127.0.0.1]/",
       "http://[fe80::1]/",
-      // IPv6 forms that carry a private IPv4 (services/destination_url.ts, embeddedIPv4).
+      // IPv6 forms that carry a private IPv4 (services/destinations/url.ts, embeddedIPv4).
       "http://[::127.0.0.1]/",
       "http://[::a9fe:a9fe]/latest/meta-data",
       "http://[::ffff:0:a00:1]/",

@@ -3,7 +3,7 @@
 // ended, so a late commit never lands behind a cursor.
 import assert from "node:assert/strict";
 import type { Db } from "../db/connect.ts";
-import { captureEvents } from "../services/feed_capture.ts";
+import { captureEvents } from "../services/feed/capture.ts";
 import { createTestDatabase } from "./helpers/database.ts";
 import { envelope, readOk } from "./helpers/feed.ts";
 import { createFeedToken, createProject, serveApp } from "./helpers/server.ts";

@@ -1,7 +1,7 @@
 // No loss under concurrency: a reader following cursors while many writers capture sees every
 // event exactly once, in seq order.
 import assert from "node:assert/strict";
-import { captureEvents } from "../services/feed_capture.ts";
+import { captureEvents } from "../services/feed/capture.ts";
 import { createTestDatabase } from "./helpers/database.ts";
 import { MIN_FRONTIER_PAGES, writeWhileReading } from "./helpers/feed.ts";
 import { createFeedToken, createProject, serveApp } from "./helpers/server.ts";

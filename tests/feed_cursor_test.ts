@@ -6,7 +6,7 @@ import {
   encodeCursor,
   type FeedPosition,
   withinPage,
-} from "../services/feed_cursor.ts";
+} from "../services/feed/cursor.ts";
 
 const SECRET = "cursor-test-secret-0123456789abcdefghijkl";
 const position: FeedPosition = {

@@ -1,10 +1,10 @@
-// The feed envelope is defined once (services/feed_envelope.ts); every surface that shows it is
+// The feed envelope is defined once (services/feed/envelope.ts); every surface that shows it is
 // checked against that definition here, so the next field cannot drift.
 import assert from "node:assert/strict";
 import { getNamedType, GraphQLObjectType } from "graphql";
 import type { FeedEvent as ClientFeedEvent } from "../client/types.ts";
 import { schema } from "../schema/mod.ts";
-import { ENVELOPE_FIELDS, type FeedEnvelope, PURCHASE_FIELDS } from "../services/feed_envelope.ts";
+import { ENVELOPE_FIELDS, type FeedEnvelope, PURCHASE_FIELDS } from "../services/feed/envelope.ts";
 import { gql } from "./helpers/graphql.ts";
 import { ingest } from "./helpers/sdk.ts";
 import { call, createFeedToken, createProject, startTestServer } from "./helpers/server.ts";

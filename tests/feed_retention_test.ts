@@ -2,7 +2,7 @@
 // the background job that runs it.
 import assert from "node:assert/strict";
 import { ManualClock } from "./helpers/clock.ts";
-import { purgeExpired } from "../services/feed_retention.ts";
+import { purgeExpired } from "../services/feed/retention.ts";
 import { startBackgroundJobs } from "../services/jobs.ts";
 import { silentLogger } from "./helpers/clock.ts";
 import { capture, readAll, readOk, sleep } from "./helpers/feed.ts";

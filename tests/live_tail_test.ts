@@ -6,7 +6,7 @@ import { EventSourceParserStream } from "eventsource-parser/stream";
 import { openLiveStream } from "../client/live.ts";
 import { FeedError } from "../client/errors.ts";
 import type { Sql } from "../db/connect.ts";
-import { startFeedWakeup } from "../services/feed_wakeup.ts";
+import { startFeedWakeup } from "../services/feed/wakeup.ts";
 import { capture } from "./helpers/feed.ts";
 import { createTestDatabase } from "./helpers/database.ts";
 import { ManualClock, silentLogger } from "./helpers/clock.ts";

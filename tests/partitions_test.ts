@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { connect } from "../db/connect.ts";
 import { migrate } from "../db/migrate.ts";
-import { purgeExpired } from "../services/feed_retention.ts";
+import { purgeExpired } from "../services/feed/retention.ts";
 import { maintainPartitions } from "../services/jobs.ts";
 import { createLogger } from "../services/log.ts";
 import { dropPartitionsBefore, ensurePartitions, listPartitions } from "../services/partitions.ts";

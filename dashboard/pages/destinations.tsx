@@ -1,7 +1,7 @@
 // Push destinations: register one (its signing secret shown once), their delivery state, pause
 // and resume, a test delivery, a new secret (after a confirmation), removal (after another).
 import type { Child } from "hono/jsx";
-import type { DestinationStatus as Destination } from "../../services/destinations.ts";
+import type { DestinationStatus as Destination } from "../../services/destinations/destinations.ts";
 import type { Environment } from "../../services/projects.ts";
 import type { Session } from "../../services/sessions.ts";
 import {

@@ -1,4 +1,4 @@
-import type { CreatedFeedToken, FeedTokenSummary } from "../../services/feed_tokens.ts";
+import type { CreatedFeedToken, FeedTokenSummary } from "../../services/feed/tokens.ts";
 import type { Environment } from "../../services/projects.ts";
 import type { Session } from "../../services/sessions.ts";
 import {

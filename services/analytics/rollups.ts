@@ -307,7 +307,7 @@ export function dailyMarginsInsert(from: string): string {
 
 /**
  * Deletes up to `batch` rollup rows, and as many margin rows, of hours before `cutoff` from the
- * default partitions; the months of their own partitions go whole (services/feed_retention.ts
+ * default partitions; the months of their own partitions go whole (services/feed/retention.ts
  * decides when).
  */
 export async function deleteRollupsBefore(db: Db, cutoff: Date, batch: number): Promise<number> {

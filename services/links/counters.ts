@@ -1,7 +1,7 @@
 // The link counters (table link_counters): the one module that writes them. Every event that
 // moves a counter does so in the transaction that stores it; metrics only read them.
 import type { Db } from "../../db/connect.ts";
-import type { EventType } from "../feed_envelope.ts";
+import type { EventType } from "../feed/envelope.ts";
 
 /** A link's lifetime counters, as the metrics and the links export name them. */
 export const LIFETIME_COUNTERS = [

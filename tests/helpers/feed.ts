@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import type { Db, Sql } from "../../db/connect.ts";
 import type { Clock } from "../../services/clock.ts";
-import { announceCapture, captureEvents } from "../../services/feed_capture.ts";
+import { announceCapture, captureEvents } from "../../services/feed/capture.ts";
 import { call, type TestResponse } from "./server.ts";
 
 export interface FeedEnvelope {

@@ -1,7 +1,7 @@
 // A real webhook receiver on 127.0.0.1: records every request, answers as the test decides.
 import type { Clock } from "../../services/clock.ts";
-import type { DeliveryOptions } from "../../services/delivery.ts";
-import { DeliveryWorker } from "../../services/delivery.ts";
+import type { DeliveryOptions } from "../../services/destinations/delivery.ts";
+import { DeliveryWorker } from "../../services/destinations/delivery.ts";
 import { silentLogger } from "./clock.ts";
 import { CURSOR_SECRET, type TestServer } from "./server.ts";
 

@@ -10,7 +10,7 @@ import { GeoIpDatabase } from "../../services/geoip.ts";
 import { hashSecret } from "../../services/secrets.ts";
 import { ViewRecorder } from "../../services/view_recorder.ts";
 import type { AppDeps } from "../../services/deps.ts";
-import type { FeedWakeup } from "../../services/feed_wakeup.ts";
+import type { FeedWakeup } from "../../services/feed/wakeup.ts";
 import { LiveTails } from "../../services/live_tail.ts";
 import { createTestDatabase, type TestDatabase } from "./database.ts";
 

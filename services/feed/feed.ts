@@ -1,15 +1,15 @@
 // Reading the captured event feed: one page after a cursor, for REST and GraphQL alike.
-import type { Config } from "../config.ts";
-import type { Db, Sql } from "../db/connect.ts";
-import type { Clock } from "./clock.ts";
-import { ApiError } from "./errors.ts";
-import { FEED_EVENT_TYPES } from "./feed_envelope.ts";
+import type { Config } from "../../config.ts";
+import type { Db, Sql } from "../../db/connect.ts";
+import type { Clock } from "../clock.ts";
+import { ApiError } from "../errors.ts";
+import { FEED_EVENT_TYPES } from "./envelope.ts";
 import {
   authenticateFeedToken,
   authorizeFeedRead,
   type FeedReader,
   touchFeedToken,
-} from "./feed_auth.ts";
+} from "./auth.ts";
 import {
   comparePoints,
   decodeCursor,
@@ -18,9 +18,9 @@ import {
   type FeedPoint,
   type FeedPosition,
   withinPage,
-} from "./feed_cursor.ts";
-import { feedRetentionCutoff } from "./feed_retention.ts";
-import { assertUnderRateLimit, recordRateHit } from "./rate_limit.ts";
+} from "./cursor.ts";
+import { feedRetentionCutoff } from "./retention.ts";
+import { assertUnderRateLimit, recordRateHit } from "../rate_limit.ts";
 
 export const DEFAULT_FEED_LIMIT = 100;
 /**
@@ -323,7 +323,7 @@ export interface EnvironmentPage {
  * One page of an environment's captured feed, with no token or cursor checks: the pull feed
  * reads through it, and so do push destinations.
  *
- * Arrival order that never skips: events are ordered by (xid, seq) (services/feed_capture.ts),
+ * Arrival order that never skips: events are ordered by (xid, seq) (services/feed/capture.ts),
  * and a page serves only events whose transaction id is below the horizon of its snapshot
  * (feed_horizon(), migration 00008): the oldest transaction of this database still running.
  * Every transaction below it has ended, so the set of events before the horizon is final; any
@@ -335,7 +335,7 @@ export interface EnvironmentPage {
  * The cost follows the page, not the history: the unfiltered read walks the index
  * (environment_id, xid, seq) from the position; a filtered one walks (environment_id, type,
  * xid, seq) once per requested type, each stopping at limit + 1 rows, and merges. Events older
- * than the retention window are skipped here and purged by services/feed_retention.ts.
+ * than the retention window are skipped here and purged by services/feed/retention.ts.
  */
 export async function selectEnvironmentPage(
   db: Db,

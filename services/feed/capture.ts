@@ -1,6 +1,6 @@
-import type { Db } from "../db/connect.ts";
-import { jsonColumn } from "../db/params.ts";
-import { deleteDefaultRowsBefore } from "./partitions.ts";
+import type { Db } from "../../db/connect.ts";
+import { jsonColumn } from "../../db/params.ts";
+import { deleteDefaultRowsBefore } from "../partitions.ts";
 
 /** The NOTIFY channel of captures; the payload is the environment id. */
 export const FEED_CHANNEL = "feed_captured";
@@ -47,7 +47,7 @@ export interface CapturedEvent {
  * Capturing writers of one environment do not wait for each other. Each row records its
  * transaction's id (`xid`) and a number from a sequence (`seq`); the feed is ordered by
  * (xid, seq), and readers serve only rows of transactions older than the oldest transaction of
- * this database still running (the horizon, services/feed.ts), every one of which has ended: a
+ * this database still running (the horizon, services/feed/feed.ts), every one of which has ended: a
  * row can never become visible behind a position a reader has already passed, whatever order
  * the writers commit in.
  *
@@ -96,7 +96,7 @@ export function capturingEnvironment(db: Db, environmentId: number) {
 
 /**
  * Wakes the push destinations and live readers of the environment, on every instance (see
- * services/feed_wakeup.ts), after a capture has committed. Not inside the capturing
+ * services/feed/wakeup.ts), after a capture has committed. Not inside the capturing
  * transaction: PostgreSQL takes a server-wide lock from the commit of a transaction that ran
  * NOTIFY until its end, which would make capturing transactions commit one at a time (their WAL
  * flush included). If the process dies between the commit and this call, the wake-up is lost,
@@ -111,7 +111,7 @@ export const FEED_EVENTS_TABLE = "feed_events";
 
 /**
  * Deletes up to `batch` captured events received before `cutoff` from the default partition;
- * expired days are dropped whole by services/feed_retention.ts.
+ * expired days are dropped whole by services/feed/retention.ts.
  */
 export function deleteFeedEventsBefore(db: Db, cutoff: Date, batch: number): Promise<number> {
   return deleteDefaultRowsBefore(db, FEED_EVENTS_TABLE, cutoff, batch);

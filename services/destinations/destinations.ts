@@ -1,13 +1,13 @@
-// Push destinations, as the instance admin manages them. Delivery itself is services/delivery.ts.
-import type { Db, Sql } from "../db/connect.ts";
-import { type AuditContext, recordAudit } from "./access/audit.ts";
-import type { Clock } from "./clock.ts";
-import { assertDestinationUrl } from "./destination_url.ts";
-import { newWebhookSecret, openSecret, sealSecret } from "./destination_secret.ts";
-import { notFound } from "./errors.ts";
-import { startCapture, stopCaptureIfIdle } from "./feed_capture.ts";
-import { feedRetentionCutoff } from "./feed_retention.ts";
-import { getEnvironmentOrThrow } from "./projects.ts";
+// Push destinations, as the instance admin manages them. Delivery itself is services/destinations/delivery.ts.
+import type { Db, Sql } from "../../db/connect.ts";
+import { type AuditContext, recordAudit } from "../access/audit.ts";
+import type { Clock } from "../clock.ts";
+import { assertDestinationUrl } from "./url.ts";
+import { newWebhookSecret, openSecret, sealSecret } from "./secret.ts";
+import { notFound } from "../errors.ts";
+import { startCapture, stopCaptureIfIdle } from "../feed/capture.ts";
+import { feedRetentionCutoff } from "../feed/retention.ts";
+import { getEnvironmentOrThrow } from "../projects.ts";
 import { type PostResult, postWebhook } from "./webhook_post.ts";
 import { newMessageId, webhookHeaders } from "./webhook_sign.ts";
 
@@ -99,7 +99,7 @@ export async function createDestination(
     const now = deps.clock.now();
     await startCapture(tx, env.id, now);
     const [row] = await tx<{ id: number }[]>`
-      -- It starts at the feed's horizon (services/feed.ts): after every event already final,
+      -- It starts at the feed's horizon (services/feed/feed.ts): after every event already final,
       -- before every event still to commit.
       insert into destinations (environment_id, url, event_types, secret_sealed, created_at,
         cursor_xid, cursor_seq)

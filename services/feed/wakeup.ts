@@ -1,5 +1,5 @@
 // Wakes feed followers (push destinations, live readers) when an environment captures events.
-// Captures NOTIFY on FEED_CHANNEL with the environment id (services/feed_capture.ts); each
+// Captures NOTIFY on FEED_CHANNEL with the environment id (services/feed/capture.ts); each
 // process holds one LISTEN connection (postgres.js `sql.listen`, outside the pool, reconnecting
 // by itself) and fans the notifications out to its subscribers.
 //
@@ -10,9 +10,9 @@
 // (checked: queries then hang), while PGlite's in-process listen() does not see a NOTIFY sent
 // through the socket. There `startFeedWakeup(null)` returns a subscriber that never fires, and
 // followers fall back to polling.
-import type { Sql } from "../db/connect.ts";
-import { FEED_CHANNEL } from "./feed_capture.ts";
-import { describeError, type Logger } from "./log.ts";
+import type { Sql } from "../../db/connect.ts";
+import { FEED_CHANNEL } from "./capture.ts";
+import { describeError, type Logger } from "../log.ts";
 
 export type WakeupCallback = (environmentId: number) => void;
 

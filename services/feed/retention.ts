@@ -4,18 +4,18 @@
 // what is left (the default partition's rows, idempotency keys, the feed, rate-limit hits) is
 // deleted in bounded batches. Each drop and batch is its own short transaction, and only one
 // instance purges at a time (services/maintenance_lock.ts).
-import type { Db, Sql } from "../db/connect.ts";
+import type { Db, Sql } from "../../db/connect.ts";
 import {
   ANALYTICS_EVENTS_TABLE,
   deleteAnalyticsEventsBefore,
   deleteAnalyticsKeysBefore,
-} from "./events.ts";
-import { deleteFeedEventsBefore, FEED_EVENTS_TABLE } from "./feed_capture.ts";
-import { accountDrops, type DestinationDrop } from "./destination_drops.ts";
-import { asMaintainer } from "./maintenance_lock.ts";
-import { dropPartitionsBefore, type DroppedPartition } from "./partitions.ts";
-import { purgeRateHits } from "./rate_limit.ts";
-import { deleteRollupsBefore, MARGINS_TABLE, ROLLUPS_TABLE } from "./analytics/rollups.ts";
+} from "../events.ts";
+import { deleteFeedEventsBefore, FEED_EVENTS_TABLE } from "./capture.ts";
+import { accountDrops, type DestinationDrop } from "../destinations/drops.ts";
+import { asMaintainer } from "../maintenance_lock.ts";
+import { dropPartitionsBefore, type DroppedPartition } from "../partitions.ts";
+import { purgeRateHits } from "../rate_limit.ts";
+import { deleteRollupsBefore, MARGINS_TABLE, ROLLUPS_TABLE } from "../analytics/rollups.ts";
 
 export const FEED_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 const DAY_MS = 24 * 60 * 60 * 1000;

@@ -15,18 +15,18 @@
 // - Events that leave the feed's seven days while pending are counted in `dropped` and logged
 //   (accountDrops, called before each batch and by the retention purge before it deletes), in
 //   the same transaction that moves the cursor past them: counted once, never silently skipped.
-import type { Config } from "../config.ts";
-import type { Db, Sql } from "../db/connect.ts";
-import type { Clock } from "./clock.ts";
-import { accountDrops, logDrops } from "./destination_drops.ts";
-import { isUnsealed, sealSecret } from "./destination_secret.ts";
+import type { Config } from "../../config.ts";
+import type { Db, Sql } from "../../db/connect.ts";
+import type { Clock } from "../clock.ts";
+import { accountDrops, logDrops } from "./drops.ts";
+import { isUnsealed, sealSecret } from "./secret.ts";
 import { DELIVERY_TIMEOUT_MS, type SecretsRow, signingSecrets } from "./destinations.ts";
-import { HORIZON_WAIT_MS, selectEnvironmentPage, waitForHorizon } from "./feed.ts";
-import { comparePoints, type FeedPoint } from "./feed_cursor.ts";
-import { FEED_SCHEMA_VERSION } from "./feed_envelope.ts";
-import { feedRetentionCutoff } from "./feed_retention.ts";
-import type { FeedWakeup } from "./feed_wakeup.ts";
-import { describeError, type Logger } from "./log.ts";
+import { HORIZON_WAIT_MS, selectEnvironmentPage, waitForHorizon } from "../feed/feed.ts";
+import { comparePoints, type FeedPoint } from "../feed/cursor.ts";
+import { FEED_SCHEMA_VERSION } from "../feed/envelope.ts";
+import { feedRetentionCutoff } from "../feed/retention.ts";
+import type { FeedWakeup } from "../feed/wakeup.ts";
+import { describeError, type Logger } from "../log.ts";
 import { type PostResult, postWebhook } from "./webhook_post.ts";
 import { newMessageId, webhookHeaders } from "./webhook_sign.ts";
 
@@ -261,7 +261,7 @@ export class DeliveryWorker {
       const plan = await this.#plan(dest);
       if (!plan) return;
       if ("pendingXid" in plan) {
-        // Committed events wait behind an older transaction still running (services/feed.ts).
+        // Committed events wait behind an older transaction still running (services/feed/feed.ts).
         // Waited for here, outside the plan's transaction, whose own id would hold them back.
         if (await waitForHorizon(this.#deps.sql, plan.pendingXid, HORIZON_WAIT_MS)) continue;
         await this.#deps.sql`

@@ -1,5 +1,5 @@
 // One webhook POST to a destination, under the rules a receiver cannot bend: the host is
-// resolved and checked (services/destination_url.ts) and the connection goes to that checked
+// resolved and checked (services/destinations/url.ts) and the connection goes to that checked
 // address; redirects are answers, never followed; at most 64 KiB of the answer is read; the
 // whole exchange is bounded in time. node:http rather than fetch, because fetch cannot be told
 // which address to connect to.
@@ -13,7 +13,7 @@ import http from "node:http";
 import https from "node:https";
 import net, { type LookupFunction } from "node:net";
 import tls from "node:tls";
-import { AddressRefused, resolveDestinationHost } from "./destination_url.ts";
+import { AddressRefused, resolveDestinationHost } from "./url.ts";
 
 export const MAX_RESPONSE_BYTES = 64 * 1024;
 

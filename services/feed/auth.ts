@@ -1,9 +1,9 @@
 // Who may read a feed: feed-token authentication, the project and Enterprise checks, last-used.
-import type { Db } from "../db/connect.ts";
-import { ApiError } from "./errors.ts";
-import { FEED_TOKEN_PREFIX } from "./feed_tokens.ts";
-import { assertEnterprise, parseEnvironmentId } from "./projects.ts";
-import { hashSecret, plausibleSecret } from "./secrets.ts";
+import type { Db } from "../../db/connect.ts";
+import { ApiError } from "../errors.ts";
+import { FEED_TOKEN_PREFIX } from "./tokens.ts";
+import { assertEnterprise, parseEnvironmentId } from "../projects.ts";
+import { hashSecret, plausibleSecret } from "../secrets.ts";
 
 /** An active feed token and what it reads. */
 export interface FeedReader {

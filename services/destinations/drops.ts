@@ -2,9 +2,9 @@
 // the destination's `dropped` and logged, in the transaction that moves it past them. Called by
 // the deliverer before each batch and by the retention purge before it deletes, so an event is
 // never purged uncounted.
-import type { Db } from "../db/connect.ts";
-import type { FeedPoint } from "./feed_cursor.ts";
-import type { Logger } from "./log.ts";
+import type { Db } from "../../db/connect.ts";
+import type { FeedPoint } from "../feed/cursor.ts";
+import type { Logger } from "../log.ts";
 
 export interface DestinationDrop {
   id: number;
@@ -35,7 +35,7 @@ export async function accountDrops(
   const rows = await db<DropRow[]>`
     -- Driven by the received_at index: expired rows are few (the purge removes them), while
     -- a destination's pending events can be many; this must not cost O(pending) per batch.
-    -- Only events before the feed's horizon (services/feed.ts) count: a destination moved past
+    -- Only events before the feed's horizon (services/feed/feed.ts) count: a destination moved past
     -- a later one could skip an event still to commit before it.
     with old as materialized (
       select environment_id, xid, seq, type from feed_events

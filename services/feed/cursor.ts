@@ -22,7 +22,7 @@ const DECIMAL = /^(0|[1-9][0-9]{0,18})$/;
 
 /**
  * A place in an environment's feed: events are ordered by (xid, seq), both decimal strings
- * (services/feed_capture.ts says why).
+ * (services/feed/capture.ts says why).
  */
 export interface FeedPoint {
   xid: string;

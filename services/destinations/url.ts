@@ -3,7 +3,7 @@
 // at every delivery (DNS can change), unless the instance allows private destinations.
 import { lookup } from "node:dns/promises";
 import ipaddr from "ipaddr.js";
-import { ApiError } from "./errors.ts";
+import { ApiError } from "../errors.ts";
 
 export interface ResolvedAddress {
   address: string;
