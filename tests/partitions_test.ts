@@ -260,9 +260,11 @@ Deno.test({
     await ensurePartitions(srv.sql, TABLE, clock.now());
     await send([{ id: "r" }]);
     const other = srv.db.pool(1);
+    // Released in `finally` too: a failed assertion must end the held transaction, or the
+    // pool's end() would wait for it forever and the test would hang instead of failing.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
     try {
-      let release!: () => void;
-      const held = new Promise<void>((resolve) => (release = resolve));
       let reading!: () => void;
       const isReading = new Promise<void>((resolve) => (reading = resolve));
       // A reader over the whole table holds ACCESS SHARE on every partition until it ends.
@@ -301,6 +303,7 @@ Deno.test({
       const created = await ensurePartitions(srv.sql, TABLE, clock.now(), { lockTimeoutMs: 200 });
       assert.equal(created.created.length, 4);
     } finally {
+      release();
       await other.end();
     }
   },
@@ -315,9 +318,10 @@ Deno.test({
     clock.set("2034-04-04T04:00:00Z");
     await send([{ id: "waiting" }]);
     const reader = srv.db.pool(1);
+    // Released in `finally` too (see above): a failure must not leave the holder waiting.
+    let release = () => {};
+    const held = new Promise<void>((resolve) => (release = resolve));
     try {
-      let release!: () => void;
-      const held = new Promise<void>((resolve) => (release = resolve));
       let reading!: () => void;
       const isReading = new Promise<void>((resolve) => (reading = resolve));
       const holder = reader.begin(async (tx) => {
@@ -364,6 +368,7 @@ Deno.test({
       assert.equal(redo.created.length, 4);
       assert.equal((await placement()).waiting, "analytics_events_p20340404");
     } finally {
+      release();
       await reader.end();
     }
   },
