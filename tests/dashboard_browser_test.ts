@@ -64,10 +64,10 @@ Deno.test({
       assert.equal(focused.name, "token");
       assert.notEqual(focused.outline, "none");
       await page.fill("#f-token", "not-the-token-at-all");
-      await page.click("button[type=submit]");
+      await page.click("#admin-token-sign-in button[type=submit]");
       assert.match(await page.textContent(".notice.error") ?? "", /not this instance/);
       await page.fill("#f-token", ADMIN_TOKEN);
-      await page.click("button[type=submit]");
+      await page.click("#admin-token-sign-in button[type=submit]");
       assert.equal(new URL(page.url()).pathname, "/dashboard");
       assert.match(await page.textContent(".empty") ?? "", /No projects yet/);
       await checkPage(page, "02-projects-empty");
@@ -375,7 +375,7 @@ Deno.test({
       const env = `${srv.url}/dashboard/environments/${p.productionId}`;
       await page.goto(`${env}/destinations`);
       await page.fill("#f-token", ADMIN_TOKEN);
-      await page.click("button[type=submit]");
+      await page.click("#admin-token-sign-in button[type=submit]");
       await page.goto(`${env}/destinations`);
 
       // Create: URL and two types; the secret is shown once, with its warning and a copy button.
