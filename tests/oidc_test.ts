@@ -17,7 +17,15 @@ import {
   OTHER_CLIENT_SECRET,
   startProvider,
 } from "./helpers/oidc_provider.ts";
-import { adminHeaders, call, freePort, serveApp, startTestServer } from "./helpers/server.ts";
+import { listening, startService } from "./helpers/process.ts";
+import {
+  ADMIN_TOKEN,
+  adminHeaders,
+  call,
+  freePort,
+  serveApp,
+  startTestServer,
+} from "./helpers/server.ts";
 
 const people = {
   ada: { email: "ADA@example.test", email_verified: true, name: "Ada at the provider" },
@@ -414,4 +422,41 @@ Deno.test("OIDC configuration: all three or none, https issuers (http on loopbac
     "http://127.0.0.1:9/",
   );
   assert.equal(resolveConfig(base).oidc, null);
+});
+
+Deno.test("main.ts with the start task's permissions: a bad OIDC value stops start-up in one line", async () => {
+  const dir = await Deno.makeTempDir();
+  try {
+    const p = startService({
+      DATA_DIR: dir,
+      OIDC_ISSUER: "http://id.example.test",
+      OIDC_CLIENT_ID: "feeds",
+      OIDC_CLIENT_SECRET: "secret",
+    });
+    assert.equal((await p.status).code, 1);
+    assert.equal(
+      p.stderr().trim(),
+      "configuration error: OIDC_ISSUER: must be an https URL (http only on a loopback address, for tests)",
+    );
+  } finally {
+    await Deno.remove(dir, { recursive: true });
+  }
+});
+
+Deno.test("main.ts with the start task's permissions: openid-client discovers the provider and sends the browser there", async () => {
+  const dir = await Deno.makeTempDir();
+  const p = startService({
+    ...(srv.db.embedded ? { DATA_DIR: dir } : { DATABASE_URL: srv.db.url, ADMIN_TOKEN }),
+    ...oidcEnv,
+  });
+  try {
+    const url = await listening(p);
+    const res = await fetch(`${url}/dashboard/sign-in/oidc`, { redirect: "manual" });
+    await res.body?.cancel();
+    assert.equal(res.status, 303, p.stdout());
+    assert.equal(new URL(res.headers.get("location")!).origin, providerA.issuer);
+  } finally {
+    await p.stop();
+    await Deno.remove(dir, { recursive: true });
+  }
 });
