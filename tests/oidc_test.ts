@@ -305,6 +305,22 @@ Deno.test("an email the provider does not vouch for is refused, even an account'
   assert.deepEqual(lastRefusal(), { reason: "unverified" });
 });
 
+Deno.test("a person who cancels at the provider is told so, and it does not count as a failure", async () => {
+  freshWindow();
+  const before = await sessionCount();
+  const { authorizationUrl, cookie } = await startLogin();
+  const back = new URL(redirectUrl);
+  back.searchParams.set("error", "access_denied");
+  back.searchParams.set("state", authorizationUrl.searchParams.get("state")!);
+  back.searchParams.set("iss", providerA.issuer);
+  await assertRefused(await callback(back, cookie), 403, /not signed in at Example ID/, before);
+  assert.deepEqual(lastRefusal(), { reason: "cancelled" });
+  const [row] = await srv.sql<{ n: number }[]>`
+    select count(*)::int as n from password_signin_failures where at = ${clock.now()}
+  `;
+  assert.equal(row!.n, 0);
+});
+
 Deno.test("a verified email that no account has is refused", async () => {
   freshWindow();
   const before = await sessionCount();
