@@ -54,14 +54,14 @@ Deno.test({
       await page.goto(`${srv.url}/dashboard`);
       assert.equal(new URL(page.url()).pathname, "/dashboard/sign-in");
       await checkPage(page, "01-sign-in");
-      // The keyboard reaches the token field, and its focus ring shows.
-      // (past the skip link and the home link).
+      // The keyboard reaches the first field, the email (people first; the admin token is
+      // below), and its focus ring shows (past the skip link and the home link).
       for (let i = 0; i < 3; i++) await page.keyboard.press("Tab");
       const focused = await page.evaluate(() => {
         const el = document.activeElement as HTMLElement;
         return { name: el.getAttribute("name"), outline: getComputedStyle(el).outlineStyle };
       });
-      assert.equal(focused.name, "token");
+      assert.equal(focused.name, "email");
       assert.notEqual(focused.outline, "none");
       await page.fill("#f-token", "not-the-token-at-all");
       await page.click("#admin-token-sign-in button[type=submit]");
