@@ -210,8 +210,10 @@ export async function finishOidcLogin(
   } catch (err) {
     if (err instanceof oidc.AuthorizationResponseError) {
       await sql.begin((tx) => forgetPasswordFailure(tx, input.address, now));
-      // The provider's own error code (access_denied, login_required…), not a value of ours.
-      throw refuse("cancelled", { provider_error: err.error });
+      // The provider's error code (access_denied, login_required…): a word, or left out, since
+      // anyone can write anything into a callback's query.
+      const code = /^[a-z_]{1,40}$/.test(err.error) ? err.error : "other";
+      throw refuse("cancelled", { provider_error: code });
     }
     if (isUnreachable(err)) throw refuse("provider", safeErrorFields(err));
     throw refuse("invalid", safeErrorFields(err));
