@@ -47,7 +47,26 @@ export interface Config {
    * country; null: the country of a view is unknown.
    */
   geoipDatabase: string | null;
+  /**
+   * OpenID Connect sign-in to the dashboard (services/access/oidc.ts): on when OIDC_ISSUER,
+   * OIDC_CLIENT_ID and OIDC_CLIENT_SECRET are all set; null otherwise.
+   */
+  oidc: OidcConfig | null;
 }
+
+export interface OidcConfig {
+  /** The issuer identifier, exactly as the provider's discovery document states it. */
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** The provider's name on the sign-in button ("Sign in with …"). */
+  displayName: string;
+  /** The callback URL registered at the provider (the dashboard's /sign-in/oidc/callback). */
+  redirectUrl: string;
+}
+
+/** Where the provider sends the browser back, under the dashboard. */
+export const OIDC_CALLBACK_PATH = "/dashboard/sign-in/oidc/callback";
 
 export class ConfigError extends Error {
   override name = "ConfigError";
@@ -117,6 +136,37 @@ const envSchema = z.object({
       .optional(),
   ),
   GEOIP_DATABASE: z.preprocess(blankToUndefined, z.string().optional()),
+  OIDC_ISSUER: z.preprocess(
+    blankToUndefined,
+    z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).refine(
+      (v) => urlOf(v)?.protocol !== "http:" || isLoopback(urlOf(v)!.hostname),
+      "must be an https URL (http only on a loopback address, for tests)",
+    ).refine(
+      (v) => !urlOf(v)?.search && !urlOf(v)?.hash,
+      "must be the issuer identifier, without a query or fragment",
+    ).optional(),
+  ),
+  OIDC_CLIENT_ID: z.preprocess(
+    blankToUndefined,
+    z.string().max(255, "must be at most 255 characters").optional(),
+  ),
+  OIDC_CLIENT_SECRET: z.preprocess(
+    blankToUndefined,
+    z.string().max(MAX_SECRET_LENGTH, `must be at most ${MAX_SECRET_LENGTH} characters`)
+      .optional(),
+  ),
+  OIDC_NAME: z.preprocess(
+    blankToUndefined,
+    z.string().trim().min(1, "must not be blank").max(60, "must be at most 60 characters")
+      .default("single sign-on"),
+  ),
+  OIDC_REDIRECT_URL: z.preprocess(
+    blankToUndefined,
+    z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).refine(
+      (v) => !urlOf(v) || (urlOf(v)!.pathname.endsWith(OIDC_CALLBACK_PATH) && !urlOf(v)!.search),
+      `must be the dashboard's callback URL, ending in ${OIDC_CALLBACK_PATH}`,
+    ).optional(),
+  ),
   LOG_LEVEL: z.preprocess(
     blankToUndefined,
     z.enum(["debug", "info", "warn", "error"]).default("info"),
@@ -140,16 +190,14 @@ export function resolveConfig(
       "ADMIN_TOKEN: required when DATABASE_URL is set (only the embedded database generates one)",
     );
   }
+  const linkBaseUrl = (e.LINK_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, "");
   return {
     port: e.PORT,
     databaseUrl: e.DATABASE_URL ?? null,
     dataDir: e.DATA_DIR,
     adminToken: e.ADMIN_TOKEN ?? null,
     cursorSecret: e.CURSOR_SECRET ?? null,
-    linkBaseUrl: (e.LINK_BASE_URL ?? `http://localhost:${e.PORT}`).replace(
-      /\/+$/,
-      "",
-    ),
+    linkBaseUrl,
     analyticsRetentionDays: e.ANALYTICS_RETENTION_DAYS,
     analyticsRollupDays: e.ANALYTICS_ROLLUP_DAYS,
     feedRateLimit: e.FEED_RATE_LIMIT,
@@ -162,6 +210,43 @@ export function resolveConfig(
     trustProxy: e.TRUST_PROXY === "true",
     defaultHostAppsProject: e.DEFAULT_HOST_APPS_PROJECT ?? null,
     geoipDatabase: e.GEOIP_DATABASE ?? null,
+    oidc: resolveOidc(e, linkBaseUrl),
+  };
+}
+
+/** The URL `v` names, or null: the refinements run even on a value z.url() refused. */
+function urlOf(v: string): URL | null {
+  return URL.canParse(v) ? new URL(v) : null;
+}
+
+function isLoopback(hostname: string): boolean {
+  return hostname === "localhost" || hostname === "[::1]" || /^127(\.\d{1,3}){3}$/.test(hostname);
+}
+
+const OIDC_REQUIRED = ["OIDC_ISSUER", "OIDC_CLIENT_ID", "OIDC_CLIENT_SECRET"] as const;
+
+/**
+ * On when all three of OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET are set; one or two
+ * of them alone is a mistake that stops start-up, naming the first one missing.
+ */
+function resolveOidc(
+  e: z.infer<typeof envSchema>,
+  linkBaseUrl: string,
+): OidcConfig | null {
+  const given = OIDC_REQUIRED.filter((name) => e[name] !== undefined);
+  if (given.length === 0) return null;
+  const missing = OIDC_REQUIRED.find((name) => e[name] === undefined);
+  if (missing) {
+    throw new ConfigError(
+      `${missing}: required when ${given.join(" and ")} ${given.length === 1 ? "is" : "are"} set`,
+    );
+  }
+  return {
+    issuer: e.OIDC_ISSUER!,
+    clientId: e.OIDC_CLIENT_ID!,
+    clientSecret: e.OIDC_CLIENT_SECRET!,
+    displayName: e.OIDC_NAME,
+    redirectUrl: e.OIDC_REDIRECT_URL ?? `${linkBaseUrl}${OIDC_CALLBACK_PATH}`,
   };
 }
 

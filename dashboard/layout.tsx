@@ -17,6 +17,8 @@ export function Layout(props: {
   title: string;
   session?: Session | undefined;
   crumbs?: Crumb[];
+  /** Sends the browser on to this same-site URL once the page is shown (a meta refresh). */
+  refreshTo?: string;
   children?: Child;
 }) {
   return (
@@ -26,6 +28,7 @@ export function Layout(props: {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <meta name="color-scheme" content="light dark" />
         <title>{`${props.title} · Dashboard`}</title>
+        {props.refreshTo && <meta http-equiv="refresh" content={`0; url=${props.refreshTo}`} />}
         <link rel="icon" href={assetUrl("icon.svg")} type="image/svg+xml" />
         <link rel="stylesheet" href={assetUrl("app.css")} />
         <script src={assetUrl("app.js")} defer></script>

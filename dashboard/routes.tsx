@@ -69,7 +69,7 @@ import {
 } from "./pages/links.tsx";
 import { MetricsPage } from "./pages/metrics.tsx";
 import { ProjectPage, ProjectsPage, RegenerateKeyPage } from "./pages/projects.tsx";
-import { SignInPage } from "./pages/signin.tsx";
+import { SignedInPage, SignInPage } from "./pages/signin.tsx";
 import { RevokeTokenPage, TokensPage } from "./pages/tokens.tsx";
 import { openUpload, UploadCut } from "./upload.ts";
 import {
@@ -79,6 +79,7 @@ import {
   CSRF_FIELD,
   type DashboardEnv,
   isCrossSite,
+  isHttps,
   requireAccess,
   requireSameSiteForm,
   requireSession,
@@ -86,8 +87,20 @@ import {
   SESSION_COOKIE,
   setSessionCookie,
 } from "./security.ts";
-import { getCookie } from "hono/cookie";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import {
+  createOidcProvider,
+  finishOidcLogin,
+  LOGIN_TTL_MS,
+  type OidcRefusal,
+  OidcRefused,
+  safeErrorFields,
+  startOidcLogin,
+} from "../services/access/oidc.ts";
 
+/** The login under way with the OpenID Connect provider: its key, for the callback only. */
+const OIDC_COOKIE = "dashboard_oidc";
+const OIDC_COOKIE_PATH = `${BASE}/sign-in/oidc`;
 const projectName = text(200).trim().min(1, "must not be empty");
 const DAY_MS = 86_400_000;
 /** How often an open live stream checks that its session still stands. */
@@ -132,9 +145,107 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
     });
   });
 
+  const oidcProvider = config.oidc ? createOidcProvider(config.oidc) : null;
+  const oidcName = config.oidc?.displayName;
+
   // GET /dashboard/sign-in – the sign-in form (straight to the projects when signed in)
   app.get("/sign-in", (c) => {
-    return page(c, <SignInPage expired={c.req.query("expired") === "1"} />);
+    return page(
+      c,
+      <SignInPage expired={c.req.query("expired") === "1"} oidcName={oidcName} />,
+    );
+  });
+
+  /** The sign-in page with why an OpenID Connect login was refused. */
+  const oidcRefusal = (c: Context<DashboardEnv>, err: OidcRefused) => {
+    const name = oidcName ?? "the provider";
+    const minutes = Math.ceil((err.retryAfter ?? 60) / 60);
+    const why: Record<OidcRefusal, [string, 400 | 403 | 503]> = {
+      provider: [
+        `${name} could not be reached. Try again later, or sign in with your password.`,
+        503,
+      ],
+      cancelled: [`You were not signed in at ${name}.`, 403],
+      expired: [
+        "This sign-in was not started here, was already used or took too long. Start again.",
+        400,
+      ],
+      invalid: [
+        `The answer from ${name} failed a security check, so you were not signed in. Start again.`,
+        403,
+      ],
+      unverified: [
+        `${name} does not confirm that your email address is verified, so it cannot sign you in here. Verify the address there, or sign in with your password.`,
+        403,
+      ],
+      unknown: [
+        `No account here has the email address ${name} gave. Ask your instance's admin to add an account with that address.`,
+        403,
+      ],
+      rate_limited: [
+        `Too many failed sign-ins from your address. Try again in ${minutes} minutes.`,
+        503,
+      ],
+    };
+    const [message, status] = why[err.reason];
+    if (err.retryAfter !== undefined) c.header("Retry-After", String(err.retryAfter));
+    return page(c, <SignInPage error={message} oidcName={oidcName} />, status);
+  };
+
+  // GET /dashboard/sign-in/oidc – sends the browser to the OpenID Connect provider, with a
+  // short-lived cookie that binds the login under way to this browser. A plain link, not a
+  // form: the page's CSP (form-action 'self') would stop a form's redirect to the provider.
+  app.get("/sign-in/oidc", async (c) => {
+    if (!oidcProvider) {
+      return page(c, <ErrorPage status={404} message="There is no such page." />, 404);
+    }
+    try {
+      const { key, authorizationUrl } = await startOidcLogin(sql, clock, oidcProvider);
+      // Lax: the provider sends the browser back with a cross-site top-level GET.
+      setCookie(c, OIDC_COOKIE, key, {
+        path: OIDC_COOKIE_PATH,
+        httpOnly: true,
+        sameSite: "Lax",
+        secure: isHttps(c, config),
+        maxAge: LOGIN_TTL_MS / 1000,
+      });
+      return c.redirect(authorizationUrl.href, 303);
+    } catch (err) {
+      if (!(err instanceof OidcRefused)) throw err;
+      deps.logger.warn("oidc provider unavailable", {
+        request_id: c.get("requestId"),
+        ...safeErrorFields(err.cause),
+      });
+      return oidcRefusal(c, err);
+    }
+  });
+
+  // GET /dashboard/sign-in/oidc/callback – the provider's answer: a verified email of an account
+  // signs in as it; anything else is refused, with no session. The login under way is used up
+  // either way.
+  app.get("/sign-in/oidc/callback", async (c) => {
+    if (!oidcProvider) {
+      return page(c, <ErrorPage status={404} message="There is no such page." />, 404);
+    }
+    const key = getCookie(c, OIDC_COOKIE);
+    deleteCookie(c, OIDC_COOKIE, { path: OIDC_COOKIE_PATH, secure: isHttps(c, config) });
+    try {
+      const s = await finishOidcLogin(sql, clock, oidcProvider, deps.logger, {
+        key,
+        query: new URL(c.req.url).search,
+        address: clientAddress(c, config.trustProxy),
+        requestId: c.get("requestId"),
+      });
+      setSessionCookie(c, s.token, config);
+      // A page, not a redirect: this request came from the provider's site, and a browser that
+      // follows a redirect from it may withhold the new SameSite=Strict session cookie on the
+      // next request. A page of our own moving on to the dashboard is a same-site navigation.
+      const name = s.principal.type === "account" ? s.principal.name : "";
+      return page(c, <SignedInPage name={name} />);
+    } catch (err) {
+      if (!(err instanceof OidcRefused)) throw err;
+      return oidcRefusal(c, err);
+    }
   });
 
   // POST /dashboard/sign-in – email and password, or the admin token, in; session cookie out. The
@@ -174,7 +285,11 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
         : "That is not this instance's admin token.";
       return page(
         c,
-        <SignInPage error={message} email={withPassword ? formText(form, "email") : undefined} />,
+        <SignInPage
+          error={message}
+          email={withPassword ? formText(form, "email") : undefined}
+          oidcName={oidcName}
+        />,
         err.code === "rate_limited" ? 503 : 401,
       );
     }
@@ -221,7 +336,8 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
 
   // Everything below needs a live session, and forms must come from the dashboard itself.
   const open = (path: string) =>
-    path.startsWith("/assets/") || path === "/sign-in" || path === "/setup";
+    path.startsWith("/assets/") || path === "/sign-in" || path === "/setup" ||
+    path === "/sign-in/oidc" || path === "/sign-in/oidc/callback";
   app.use("*", async (c, next) => {
     if (open(c.req.path.slice(BASE.length))) return await next();
     return await session(c, next);

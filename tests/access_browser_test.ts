@@ -76,7 +76,7 @@ Deno.test({
       const admin = await open();
       await admin.goto(`${srv.url}/dashboard/sign-in`);
       await admin.fill("#f-token", ADMIN_TOKEN);
-      await admin.click("button[type=submit]");
+      await admin.click("#admin-token-sign-in button[type=submit]");
       await admin.click("nav.top-nav a[href='/dashboard/accounts']");
       await checkPage(admin, "access-01-accounts-empty");
       await admin.fill("#f-name", "Ada Lovelace");

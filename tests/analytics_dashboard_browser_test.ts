@@ -160,7 +160,7 @@ Deno.test({
       });
       await page.goto(`${srv.url}/dashboard/sign-in`);
       await page.fill("#f-token", ADMIN_TOKEN);
-      await page.click("button[type=submit]");
+      await page.click("#admin-token-sign-in button[type=submit]");
       const metricsUrl = `${srv.url}/dashboard/environments/${envId}/metrics`;
 
       // The default: the last 30 days (today included) by day in UTC, views and installs.
@@ -401,7 +401,7 @@ Deno.test({
       const bare = await noScript.newPage();
       await bare.goto(`${srv.url}/dashboard/sign-in`);
       await bare.fill("#f-token", ADMIN_TOKEN);
-      await bare.click("button[type=submit]");
+      await bare.click("#admin-token-sign-in button[type=submit]");
       await bare.goto(metricsUrl);
       assert.equal(await bare.locator(".ac-figure svg rect.ac-bar").count(), 60);
       await bare.locator("#bd-country ~ .table-scroll tbody tr a").first().click();

@@ -54,20 +54,20 @@ Deno.test({
       await page.goto(`${srv.url}/dashboard`);
       assert.equal(new URL(page.url()).pathname, "/dashboard/sign-in");
       await checkPage(page, "01-sign-in");
-      // The keyboard reaches the token field, and its focus ring shows.
-      // (past the skip link and the home link).
+      // The keyboard reaches the first field, the email (people first; the admin token is
+      // below), and its focus ring shows (past the skip link and the home link).
       for (let i = 0; i < 3; i++) await page.keyboard.press("Tab");
       const focused = await page.evaluate(() => {
         const el = document.activeElement as HTMLElement;
         return { name: el.getAttribute("name"), outline: getComputedStyle(el).outlineStyle };
       });
-      assert.equal(focused.name, "token");
+      assert.equal(focused.name, "email");
       assert.notEqual(focused.outline, "none");
       await page.fill("#f-token", "not-the-token-at-all");
-      await page.click("button[type=submit]");
+      await page.click("#admin-token-sign-in button[type=submit]");
       assert.match(await page.textContent(".notice.error") ?? "", /not this instance/);
       await page.fill("#f-token", ADMIN_TOKEN);
-      await page.click("button[type=submit]");
+      await page.click("#admin-token-sign-in button[type=submit]");
       assert.equal(new URL(page.url()).pathname, "/dashboard");
       assert.match(await page.textContent(".empty") ?? "", /No projects yet/);
       await checkPage(page, "02-projects-empty");
@@ -375,7 +375,7 @@ Deno.test({
       const env = `${srv.url}/dashboard/environments/${p.productionId}`;
       await page.goto(`${env}/destinations`);
       await page.fill("#f-token", ADMIN_TOKEN);
-      await page.click("button[type=submit]");
+      await page.click("#admin-token-sign-in button[type=submit]");
       await page.goto(`${env}/destinations`);
 
       // Create: URL and two types; the secret is shown once, with its warning and a copy button.

@@ -23,7 +23,7 @@ const DESKTOP = "Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 Chrome/124 S
 async function signIn(page: Page, base: string, to: string): Promise<void> {
   await page.goto(to);
   await page.fill("#f-token", ADMIN_TOKEN);
-  await page.click("button[type=submit]");
+  await page.click("#admin-token-sign-in button[type=submit]");
   await page.goto(to);
   assert.equal(new URL(page.url()).pathname, new URL(to).pathname, `signed in at ${base}`);
 }

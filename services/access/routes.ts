@@ -81,6 +81,9 @@ export const ROUTE_ACCESS: Record<string, RouteAccess> = {
   "GET /dashboard/assets/:name": "sign_in",
   "GET /dashboard/sign-in": "sign_in",
   "POST /dashboard/sign-in": "sign_in",
+  // OpenID Connect: off to the provider, and its answer (the login's own cookie, state and nonce)
+  "GET /dashboard/sign-in/oidc": "sign_in",
+  "GET /dashboard/sign-in/oidc/callback": "sign_in",
   "GET /dashboard/setup": "sign_in",
   "POST /dashboard/setup": "sign_in",
   "POST /dashboard/sign-out": "signed_in",

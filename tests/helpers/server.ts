@@ -51,6 +51,8 @@ export function serveApp(
     livePollMs?: number;
     /** The app's logger (by default one that writes nothing). */
     logger?: Logger;
+    /** The loopback port to serve on (a free one by default). */
+    port?: number;
   } = {},
 ): TestServer {
   const config = resolveConfig({
@@ -82,7 +84,7 @@ export function serveApp(
   const controller = new AbortController();
   const server = Deno.serve({
     hostname: "127.0.0.1",
-    port: 0,
+    port: options.port ?? 0,
     signal: controller.signal,
     onListen() {},
   }, app.fetch);
@@ -105,7 +107,12 @@ export function serveApp(
 
 /** One test file's world: a fresh database and one app over it. */
 export async function startTestServer(
-  options: { clock?: ManualClock; config?: Record<string, string>; logger?: Logger } = {},
+  options: {
+    clock?: ManualClock;
+    config?: Record<string, string>;
+    logger?: Logger;
+    port?: number;
+  } = {},
 ): Promise<TestServer & { db: TestDatabase }> {
   const db = await createTestDatabase();
   const server = serveApp(db, options);
@@ -117,6 +124,14 @@ export async function startTestServer(
       await db.close();
     },
   };
+}
+
+/** A loopback port free now, for a server whose URL must be known before it starts. */
+export function freePort(): number {
+  const listener = Deno.listen({ hostname: "127.0.0.1", port: 0 });
+  const port = (listener.addr as Deno.NetAddr).port;
+  listener.close();
+  return port;
 }
 
 /** Calls the server and always reads the body (JSON when it is JSON). */
