@@ -143,7 +143,12 @@ Deno.test("a person signs in with email and password; failures are limited per a
   await setUp(grace);
   const ok = await signInAs("GRACE@example.test");
   assert.equal(ok.status, 303);
-  assert.equal((await sessionFrom(ok.headers)).cookie.length > 20, true);
+  const session = await sessionFrom(ok.headers);
+  assert.equal(session.cookie.length > 20, true);
+  // A person in no project is told who can add them, not offered a form they may not use.
+  const home = await getPage(srv.url, "/dashboard", session);
+  assert.match(home.text, /You are not a member of any project yet/);
+  assert.doesNotMatch(home.text, /Create your first project|Create a project/);
   const wrong = await signInAs(grace.email, "not the password at all");
   assert.equal(wrong.status, 401);
   assert.match(wrong.text, /do not match an account/);

@@ -68,10 +68,20 @@ export function ProjectsPage(props: {
               )
               : (
                 <Empty title="No projects yet.">
-                  <p>
-                    Create your first project with the form on this page: you get its project key
-                    for the app SDKs, and links, metrics and feed tokens for each environment.
-                  </p>
+                  {props.session.principal.type === "admin_token"
+                    ? (
+                      <p>
+                        Create your first project with the form on this page: you get its project
+                        key for the app SDKs, and links, metrics and feed tokens for each
+                        environment.
+                      </p>
+                    )
+                    : (
+                      <p>
+                        You are not a member of any project yet: ask your instance admin or a
+                        project's owner to add you.
+                      </p>
+                    )}
                 </Empty>
               ))
             : (
