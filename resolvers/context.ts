@@ -1,6 +1,7 @@
 // The one place a GraphQL request's context is made: who is asking.
 import type { Principal } from "../services/access/principal.ts";
 import type { AppDeps } from "../services/deps.ts";
+import type { Session } from "../services/sessions.ts";
 import { Loaders } from "./loaders.ts";
 
 export interface GraphQLContext {
@@ -14,8 +15,16 @@ export interface GraphQLContext {
   authorization: string | null;
   /** The request's DataLoaders (resolvers/loaders.ts). */
   loaders: Loaders;
-  /** Who the bearer is, authenticated once a request (resolvers/authorize.ts). */
+  /**
+   * The request's headers and URL, read only when a field needs more than the above: the
+   * session cookie (when there is no Authorization header) and a mutation's same-origin proof.
+   */
+  headers: Headers;
+  url: string;
+  /** Who is asking, authenticated once a request (resolvers/authorize.ts). */
   principal?: Promise<Principal>;
+  /** The dashboard session the caller came with, once authenticated by one. */
+  session?: Session;
   /** Analytics series values answered so far in this request (resolvers/analytics.ts). */
   seriesValues: number;
 }
@@ -27,10 +36,11 @@ export interface RequestFacts {
 }
 
 export function createContext(
-  headers: Headers,
+  request: Request,
   deps: AppDeps,
   facts: RequestFacts,
 ): GraphQLContext {
+  const headers = request.headers;
   return {
     deps,
     requestId: facts.requestId,
@@ -40,6 +50,8 @@ export function createContext(
       environment: headers.get("ENVIRONMENT"),
     },
     authorization: headers.get("Authorization"),
+    headers,
+    url: request.url,
     loaders: new Loaders(deps),
     seriesValues: 0,
   };

@@ -90,7 +90,7 @@ const LinkConnection = builder.objectRef<LinkConnectionNode>("LinkConnection").i
   }),
 });
 
-const Environment = builder.objectRef<EnvironmentNode>("Environment").implement({
+export const Environment = builder.objectRef<EnvironmentNode>("Environment").implement({
   description: "A project's production or test environment, as the admin API's " +
     "/api/v1/projects/:project_id routes see it.",
   fields: (t) => ({
