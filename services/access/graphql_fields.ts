@@ -25,8 +25,16 @@ export const GRAPHQL_ACCESS = {
   "Subscription.eventFeed": "feed",
   "FeedEvent.link": "parent",
 
-  // The admin graph: an environment is visible to whoever may read anything in it (null else)
-  "Query.environment": ["project.read", "links.read", "analytics.read"],
+  // The admin graph: an environment is visible to whoever may use any of its fields (null
+  // else), so that an `admin` key reaches its tokens, destinations and keys
+  "Query.environment": [
+    "project.read",
+    "links.read",
+    "analytics.read",
+    "feed_tokens.manage",
+    "destinations.manage",
+    "api_keys.manage",
+  ],
   "Environment.projectId": "parent",
   "Environment.name": "parent",
   "Environment.project": "project.read",
