@@ -66,6 +66,18 @@ const CASES: { what: string; query: string; variables?: Record<string, unknown>;
       data: false,
     },
     {
+      what: "a page size that prices the query past the cost limit",
+      query: `query($id: ID!, $n: Int) { environment(projectId: $id) { links(first: $n) {
+        edges { node { ${
+        Array.from({ length: 14 }, (_, i) =>
+          `m${i}: metrics { link { metrics { link { id title subtitle path accessPath updatedAt
+            data tags active trackingCampaign trackingSource trackingMedium showPreview image
+            createdAt state } } } }`).join(" ")
+      } } } } } }`,
+      variables: { id: String(p.productionId), n: 100 },
+      data: false,
+    },
+    {
       what: "a valid query whose field fails (no feed token: data is null)",
       query: `query($p: ID!) { eventFeed(projectId: $p) { schemaVersion } }`,
       variables: { p: String(p.productionId) },
@@ -101,7 +113,7 @@ Deno.test("request errors are 400 in application/graphql-response+json and 200 i
       } else {
         assert.equal(post.status, requestErrorStatus, `${label}: ${JSON.stringify(post.body)}`);
         assert.ok(!("data" in post.body), label);
-        assert.ok(post.body.errors[0].extensions.code, label);
+        assert.match(post.body.errors[0].extensions.code, /^[A-Z_]+$/, label);
         // Yoga's internal marks stay inside.
         assert.equal(post.body.errors[0].extensions.http, undefined, label);
       }
