@@ -17,6 +17,7 @@ import { authenticateBearer } from "../services/access/authenticate.ts";
 import { authorize } from "../services/access/authorize.ts";
 import type { AuditContext } from "../services/access/audit.ts";
 import { type AdminField, fieldOperations } from "../services/access/graphql_fields.ts";
+import type { Operation } from "../services/access/permissions.ts";
 import { actorOf, type Principal } from "../services/access/principal.ts";
 import { ApiError } from "../services/errors.ts";
 import { csrfTokenMatches, resumeSession, SESSION_COOKIE } from "../services/sessions.ts";
@@ -29,7 +30,7 @@ export const CSRF_HEADER = "X-CSRF-Token";
 async function authenticate(ctx: GraphQLContext): Promise<Principal> {
   if (ctx.authorization === null) {
     // Only here is the Cookie header read: requests with credentials of their own never are.
-    const token = cookieValue(ctx.headers.get("Cookie"), SESSION_COOKIE);
+    const token = cookieValue(ctx.request.headers.get("Cookie"), SESSION_COOKIE);
     if (token !== undefined) {
       const session = await resumeSession(ctx.deps.sql, ctx.deps.clock, token);
       if (!session) {
@@ -61,10 +62,11 @@ export function callerOf(ctx: GraphQLContext): Promise<Principal> {
 function assertSameOrigin(ctx: GraphQLContext): void {
   const session = ctx.session;
   if (!session) return;
-  if (isCrossSite((name) => ctx.headers.get(name), ctx.url)) {
+  const headers = ctx.request.headers;
+  if (isCrossSite((name) => headers.get(name), ctx.request.url)) {
     throw new ApiError("forbidden", "this mutation came from another site and was refused");
   }
-  if (!csrfTokenMatches(session, ctx.headers.get(CSRF_HEADER) ?? undefined)) {
+  if (!csrfTokenMatches(session, headers.get(CSRF_HEADER) ?? undefined)) {
     throw new ApiError(
       "forbidden",
       `a mutation under a dashboard session needs the session's token in the ${CSRF_HEADER} header`,
@@ -90,13 +92,32 @@ export async function authorizeField(
   let refusal: unknown;
   for (const operation of fieldOperations(field)) {
     try {
-      await authorize(ctx.deps.sql, principal, operation, { environmentId });
+      await check(ctx, principal, operation, environmentId);
       return principal;
     } catch (err) {
       refusal ??= err;
     }
   }
   throw refusal;
+}
+
+/** authorize(), once a request per operation and environment (its answer cannot change). */
+function check(
+  ctx: GraphQLContext,
+  principal: Principal,
+  operation: Operation,
+  environmentId: number,
+): Promise<void> {
+  const checks = ctx.checks ??= new Map();
+  const key = `${operation}:${environmentId}`;
+  let checked = checks.get(key);
+  if (!checked) {
+    checked = authorize(ctx.deps.sql, principal, operation, { environmentId });
+    // Awaited by the field that asked; a later field sharing it awaits it too.
+    checked.catch(() => {});
+    checks.set(key, checked);
+  }
+  return checked;
 }
 
 /** The audit entry's actor and request of a change, once authorizeField allowed it. */

@@ -16,15 +16,19 @@ export interface GraphQLContext {
   /** The request's DataLoaders (resolvers/loaders.ts). */
   loaders: Loaders;
   /**
-   * The request's headers and URL, read only when a field needs more than the above: the
-   * session cookie (when there is no Authorization header) and a mutation's same-origin proof.
+   * The request, read only when a field needs more than the above: the session cookie (when
+   * there is no Authorization header) and a session's mutation's same-origin proof.
    */
-  headers: Headers;
-  url: string;
+  request: Request;
   /** Who is asking, authenticated once a request (resolvers/authorize.ts). */
   principal?: Promise<Principal>;
   /** The dashboard session the caller came with, once authenticated by one. */
   session?: Session;
+  /**
+   * The permission checks of this request by `operation:environment`: a page of links asks
+   * for each link's metrics, and a person's role is read once for all of them.
+   */
+  checks?: Map<string, Promise<void>>;
   /** Analytics series values answered so far in this request (resolvers/analytics.ts). */
   seriesValues: number;
 }
@@ -42,6 +46,7 @@ export function createContext(
 ): GraphQLContext {
   const headers = request.headers;
   return {
+    request,
     deps,
     requestId: facts.requestId,
     clientAddress: facts.clientAddress,
@@ -50,8 +55,6 @@ export function createContext(
       environment: headers.get("ENVIRONMENT"),
     },
     authorization: headers.get("Authorization"),
-    headers,
-    url: request.url,
     loaders: new Loaders(deps),
     seriesValues: 0,
   };
