@@ -46,7 +46,8 @@ export function cookieValue(header: string | null | undefined, name: string): st
  * Whether another site made the browser send this request: its Origin names another host than
  * the one it was sent to (or is "null"), or, from a browser that sends no Origin, Sec-Fetch-Site
  * says cross-site. A request with neither comes from outside a browser, where a synchronizer
- * token is the check that matters. `host` is the Host header (the URL's host when absent).
+ * token is the check that matters. The host it was sent to is the Host header's (the request
+ * URL's when there is none): behind a proxy, the host the browser asked for.
  */
 export function isCrossSite(
   header: (name: string) => string | null | undefined,
