@@ -18,9 +18,15 @@ import { actorOf } from "../services/access/principal.ts";
 import { routeAccess } from "../services/access/routes.ts";
 import type { AppDeps } from "../services/deps.ts";
 import type { Clock } from "../services/clock.ts";
-import { csrfTokenMatches, resumeSession, type Session } from "../services/sessions.ts";
+import { isCrossSite as isCrossSiteRequest } from "../inputs/headers.ts";
+import {
+  csrfTokenMatches,
+  resumeSession,
+  type Session,
+  SESSION_COOKIE,
+} from "../services/sessions.ts";
 
-export const SESSION_COOKIE = "dashboard_session";
+export { SESSION_COOKIE };
 export const CSRF_FIELD = "_csrf";
 export const BASE = "/dashboard";
 /** The one form posted as a streamed upload (the links CSV import). */
@@ -60,36 +66,32 @@ export function isHttps(c: Context, config: Config): boolean {
   return config.trustProxy && c.req.header("X-Forwarded-Proto")?.split(",")[0]?.trim() === "https";
 }
 
+/**
+ * The paths the session cookie is sent to: the dashboard, and /graphql, where the session
+ * authenticates the admin graph (mutations also need the session's X-CSRF-Token).
+ */
+export const SESSION_COOKIE_PATHS = [BASE, "/graphql"] as const;
+
 export function setSessionCookie(c: Context, token: string, config: Config): void {
-  setCookie(c, SESSION_COOKIE, token, {
-    path: BASE,
-    httpOnly: true,
-    sameSite: "Strict",
-    secure: isHttps(c, config),
-  });
+  for (const path of SESSION_COOKIE_PATHS) {
+    setCookie(c, SESSION_COOKIE, token, {
+      path,
+      httpOnly: true,
+      sameSite: "Strict",
+      secure: isHttps(c, config),
+    });
+  }
 }
 
 export function clearSessionCookie(c: Context, config: Config): void {
-  deleteCookie(c, SESSION_COOKIE, { path: BASE, secure: isHttps(c, config) });
+  for (const path of SESSION_COOKIE_PATHS) {
+    deleteCookie(c, SESSION_COOKIE, { path, secure: isHttps(c, config) });
+  }
 }
 
-/**
- * A request another site made the browser send: its Origin names another host, or (browsers
- * that send no Origin) Sec-Fetch-Site says cross-site. Requests with neither come from outside a
- * browser, where the form's token is the check that matters.
- */
+/** A request another site made the browser send (inputs/headers.ts isCrossSite). */
 export function isCrossSite(c: Context): boolean {
-  const origin = c.req.header("Origin");
-  if (origin !== undefined) {
-    if (origin === "null") return true;
-    try {
-      return new URL(origin).host !== (c.req.header("Host") ?? new URL(c.req.url).host);
-    } catch {
-      return true;
-    }
-  }
-  const site = c.req.header("Sec-Fetch-Site");
-  return site !== undefined && site !== "same-origin" && site !== "none";
+  return isCrossSiteRequest((name) => c.req.header(name), c.req.url);
 }
 
 /** Resumes the session from its cookie or sends the browser to sign in. */

@@ -26,3 +26,42 @@ export function clientAddress(c: AddressedRequest, trustProxy: boolean): string 
   const info = c.env as { remoteAddr?: { hostname?: string } } | undefined;
   return info?.remoteAddr?.hostname ?? "unknown";
 }
+
+/** The value of the cookie `name` in a Cookie header (the first, as browsers send it), if any. */
+export function cookieValue(header: string | null | undefined, name: string): string | undefined {
+  if (!header) return undefined;
+  for (const part of header.split(";")) {
+    const eq = part.indexOf("=");
+    if (eq !== -1 && part.slice(0, eq).trim() === name) {
+      const value = part.slice(eq + 1).trim();
+      return value.startsWith('"') && value.endsWith('"') && value.length >= 2
+        ? value.slice(1, -1)
+        : value;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * Whether another site made the browser send this request: its Origin names another host than
+ * the one it was sent to (or is "null"), or, from a browser that sends no Origin, Sec-Fetch-Site
+ * says cross-site. A request with neither comes from outside a browser, where a synchronizer
+ * token is the check that matters. The host it was sent to is the Host header's (the request
+ * URL's when there is none): behind a proxy, the host the browser asked for.
+ */
+export function isCrossSite(
+  header: (name: string) => string | null | undefined,
+  url: string,
+): boolean {
+  const origin = header("Origin");
+  if (origin != null) {
+    if (origin === "null") return true;
+    try {
+      return new URL(origin).host !== (header("Host") ?? new URL(url).host);
+    } catch {
+      return true;
+    }
+  }
+  const site = header("Sec-Fetch-Site");
+  return site != null && site !== "same-origin" && site !== "none";
+}

@@ -49,8 +49,10 @@ export const graphiqlAssets = new AssetSet(async () => {
  * screen with each link's counters and series, and where each credential goes.
  */
 export const GRAPHIQL_DEFAULT_QUERY =
-  `# The admin graph. Put the admin token in Headers below, replacing <admin token>, and an
-# environment's numeric ID (the admin API's project_id) in Variables, then run.
+  `# The admin graph. Signed in to the dashboard in this browser? Queries and mutations run as
+# you, with your role. Otherwise put the admin token or an sk_ API key in Headers below,
+# replacing <admin token>. Then put an environment's numeric ID (the admin API's project_id)
+# in Variables, and run.
 #
 # The SDK fields (link, projectMetrics, generateLink) take the PROJECT-KEY and ENVIRONMENT
 # headers instead, and eventFeed a feed token (Authorization: Bearer est_...).
@@ -103,7 +105,7 @@ query LinksScreen($projectId: ID!) {
 }
 `;
 
-/** GraphiQL's initial headers: where the admin token goes. */
+/** GraphiQL's initial headers without a dashboard session: where the admin token goes. */
 export const GRAPHIQL_DEFAULT_HEADERS = JSON.stringify(
   { Authorization: "Bearer <admin token>" },
   null,

@@ -17,7 +17,7 @@ import {
   queryAnalytics,
 } from "../services/analytics/query.ts";
 import { ApiError } from "../services/errors.ts";
-import { authorizeAdmin } from "./authorize.ts";
+import { authorizeField } from "./authorize.ts";
 import type { GraphQLContext } from "./context.ts";
 import { camelPath, withGraphQLNames } from "./errors.ts";
 
@@ -165,7 +165,7 @@ export async function environmentAnalytics(
   environmentId: number,
   args: AnalyticsArgs,
 ): Promise<AnalyticsNode> {
-  await authorizeAdmin(ctx, "analytics.read", environmentId);
+  await authorizeField(ctx, "Environment.analytics", environmentId);
   const q = await analyticsQuery(ctx, environmentId, args);
   chargeSeriesValues(ctx, seriesValueBound(q));
   return analyticsNode(await queryAnalytics(ctx.deps.sql, q));

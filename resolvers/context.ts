@@ -1,6 +1,7 @@
 // The one place a GraphQL request's context is made: who is asking.
 import type { Principal } from "../services/access/principal.ts";
 import type { AppDeps } from "../services/deps.ts";
+import type { Session } from "../services/sessions.ts";
 import { Loaders } from "./loaders.ts";
 
 export interface GraphQLContext {
@@ -14,8 +15,20 @@ export interface GraphQLContext {
   authorization: string | null;
   /** The request's DataLoaders (resolvers/loaders.ts). */
   loaders: Loaders;
-  /** Who the bearer is, authenticated once a request (resolvers/authorize.ts). */
+  /**
+   * The request, read only when a field needs more than the above: the session cookie (when
+   * there is no Authorization header) and a session's mutation's same-origin proof.
+   */
+  request: Request;
+  /** Who is asking, authenticated once a request (resolvers/authorize.ts). */
   principal?: Promise<Principal>;
+  /** The dashboard session the caller came with, once authenticated by one. */
+  session?: Session;
+  /**
+   * The permission checks of this request by `operation:environment`: a page of links asks
+   * for each link's metrics, and a person's role is read once for all of them.
+   */
+  checks?: Map<string, Promise<void>>;
   /** Analytics series values answered so far in this request (resolvers/analytics.ts). */
   seriesValues: number;
 }
@@ -27,11 +40,13 @@ export interface RequestFacts {
 }
 
 export function createContext(
-  headers: Headers,
+  request: Request,
   deps: AppDeps,
   facts: RequestFacts,
 ): GraphQLContext {
+  const headers = request.headers;
   return {
+    request,
     deps,
     requestId: facts.requestId,
     clientAddress: facts.clientAddress,

@@ -1,6 +1,6 @@
 // The admin graph: `environment(projectId)` and what hangs below it (its project, its links as a
 // Relay connection, one link, analytics), and the link mutations. The same services, checks and
-// errors as the admin REST routes; every field is authorised by authorizeAdmin.
+// errors as the admin REST routes; every field is authorised by authorizeField.
 import { DEFAULT_LIST_LIMIT, listLinksQuery, MAX_LIST_LIMIT } from "../inputs/links.ts";
 import { ApiError } from "../services/errors.ts";
 import {
@@ -15,7 +15,8 @@ import {
   getProjectOrThrow,
   parseEnvironmentId,
 } from "../services/projects.ts";
-import { type AdminOperation, authorizeAdmin, authorizeAny } from "./authorize.ts";
+import type { AdminField } from "../services/access/graphql_fields.ts";
+import { authorizeField } from "./authorize.ts";
 import type { GraphQLContext } from "./context.ts";
 import { camelPath, withGraphQLNames } from "./errors.ts";
 import { type LinkNode, linkNode } from "./nodes.ts";
@@ -93,7 +94,7 @@ export async function environmentById(
 ): Promise<EnvironmentNode | null> {
   const id = environmentIdArg(projectId);
   return await unlessHidden(async () => {
-    await authorizeAny(ctx, ["project.read", "links.read", "analytics.read"], id);
+    await authorizeField(ctx, "Query.environment", id);
     const env = await getEnvironmentOrThrow(ctx.deps.sql, id);
     return { projectId: String(env.id), name: env.kind, environmentId: env.id, hashid: env.hashid };
   });
@@ -103,7 +104,7 @@ export async function environmentProject(
   ctx: GraphQLContext,
   env: EnvironmentNode,
 ): Promise<ProjectNode> {
-  await authorizeAdmin(ctx, "project.read", env.environmentId);
+  await authorizeField(ctx, "Environment.project", env.environmentId);
   const p = await getProjectOrThrow(ctx.deps.sql, env.hashid);
   return {
     id: p.id,
@@ -128,7 +129,7 @@ export async function environmentLinks(
     orderBy?: LinkOrderArgs | null;
   },
 ): Promise<LinkConnectionNode> {
-  await authorizeAdmin(ctx, "links.read", env.environmentId);
+  await authorizeField(ctx, "Environment.links", env.environmentId);
   const first = args.first ?? DEFAULT_LIST_LIMIT;
   if (!(first >= 1 && first <= MAX_LIST_LIMIT)) {
     throw new ApiError("invalid_limit", `first must be an integer from 1 to ${MAX_LIST_LIMIT}`, {
@@ -183,7 +184,7 @@ export async function environmentLink(
   env: EnvironmentNode,
   path: string,
 ): Promise<LinkNode | null> {
-  await authorizeAdmin(ctx, "links.read", env.environmentId);
+  await authorizeField(ctx, "Environment.link", env.environmentId);
   const { sql, clock, config } = ctx.deps;
   return await unlessHidden(async () =>
     linkNode(
@@ -194,13 +195,13 @@ export async function environmentLink(
   );
 }
 
-/** Authorises an operation on the environment of a mutation's `projectId` argument. */
+/** Authorises a mutation on the environment of its `projectId` argument. */
 export async function authorizedEnvironment(
   ctx: GraphQLContext,
   projectId: string | number,
-  operation: AdminOperation,
+  field: AdminField,
 ): Promise<number> {
   const id = environmentIdArg(projectId);
-  await authorizeAdmin(ctx, operation, id);
+  await authorizeField(ctx, field, id);
   return id;
 }

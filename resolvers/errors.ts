@@ -70,9 +70,13 @@ export function maskError(error: unknown, message: string, isDev?: boolean): Err
   if (isRequestError(error)) {
     const e = error as GraphQLError;
     if (!e.originalError && e.extensions?.code) return e;
+    // A request error Yoga did not mark (variables of the wrong type or missing): marked as
+    // Yoga marks parse and validation errors, so that GraphQL over HTTP's rule holds
+    // for all of them: 400 in application/graphql-response+json, 200 in application/json.
+    const http = { spec: true, status: 400, ...(e.extensions?.http as object | undefined) };
     return new GraphQLError(e.message, {
       nodes: e.nodes,
-      extensions: { ...e.extensions, code: e.extensions?.code ?? "BAD_USER_INPUT" },
+      extensions: { ...e.extensions, code: e.extensions?.code ?? "BAD_USER_INPUT", http },
     });
   }
   const masked = yogaMaskError(error, message, isDev) as GraphQLError;

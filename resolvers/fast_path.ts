@@ -3,7 +3,9 @@
 // negotiation), which cost more per request than executing a small query. It still goes
 // through `yoga.getEnveloped`, so every envelop plugin stays on the path: the parser and
 // validation caches, armor's limits, graphql-jit, masked errors and the error logger, and the
-// same context factory. Anything else — another content type or Accept, a batch, a document
+// same context factory, and answers in the media type Yoga would (application/json or
+// application/graphql-response+json, as Accept asks). Anything else — another content type or
+// an Accept naming a streaming type, a batch, a document
 // that does not parse or validate, a subscription — returns null and takes Yoga's full path, so
 // its answers are exactly Yoga's.
 import { type DocumentNode, getOperationAST } from "graphql";
@@ -29,19 +31,32 @@ interface Params {
 const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v);
 
+const JSON_TYPE = "application/json";
+const GRAPHQL_RESPONSE_TYPE = "application/graphql-response+json";
+type ResponseType = typeof JSON_TYPE | typeof GRAPHQL_RESPONSE_TYPE;
+
 /**
- * An answer of JSON is what the client takes: no Accept, or one naming application/json (or
- * anything) without the streaming types Yoga would then prefer.
+ * The media type Yoga would answer in (its result processor, graphql-yoga 5.24): the first entry
+ * of Accept that is application/graphql-response+json, or application/json, application/* or
+ * any type (these three: application/json); entries with a charset other than utf-8 do not
+ * count; no Accept is any type. Null when the client also names a streaming type Yoga may
+ * prefer, or none it takes: Yoga answers those.
  */
-function acceptsJson(accept: string | null): boolean {
-  if (accept === null || accept === "") return true;
-  if (/text\/event-stream|multipart\/mixed/i.test(accept)) return false;
-  return /(^|,)\s*(application\/json|\*\/\*)\s*(;|,|$)/i.test(accept);
+export function responseType(accept: string | null): ResponseType | null {
+  if (accept === null || accept === "" || accept === JSON_TYPE) return JSON_TYPE;
+  if (/text\/event-stream|multipart\/mixed/i.test(accept)) return null;
+  for (const entry of accept.replace(/\s/g, "").toLowerCase().split(",")) {
+    const [type, ...params] = entry.split(";");
+    const charset = params.find((p) => p.includes("charset="));
+    if (charset !== undefined && charset !== "charset=utf-8") continue;
+    if (type === GRAPHQL_RESPONSE_TYPE) return GRAPHQL_RESPONSE_TYPE;
+    if (type === JSON_TYPE || type === "application/*" || type === "*/*") return JSON_TYPE;
+  }
+  return null;
 }
 
 function eligibleParams(request: Request, body: string): Params | null {
   if (!/^application\/json\s*(;|$)/i.test(request.headers.get("content-type") ?? "")) return null;
-  if (!acceptsJson(request.headers.get("accept"))) return null;
   let params: unknown;
   try {
     params = JSON.parse(body);
@@ -94,6 +109,8 @@ async function serve<TServerContext extends object>(
   body: string,
   serverContext: TServerContext,
 ): Promise<Response | null> {
+  const type = responseType(request.headers.get("accept"));
+  if (type === null) return null;
   const params = eligibleParams(request, body);
   // An oversized document is Yoga's to refuse (useDocumentLimit), before any cache sees it.
   if (!params || !documentFits(params.query) || !admits(params)) return null;
@@ -123,9 +140,16 @@ async function serve<TServerContext extends object>(
   // Without errors or extensions, Yoga's result processor would scan for both, then answer 200
   // with this one header: the same answer, without the scans.
   if (!(Symbol.asyncIterator in result) && !result.errors && !result.extensions) {
-    return new Response(JSON.stringify(result), { headers: JSON_HEADERS });
+    return new Response(JSON.stringify(result), {
+      headers: type === JSON_TYPE ? JSON_HEADERS : GRAPHQL_RESPONSE_HEADERS,
+    });
   }
-  return processRegularResult(result, globalThis as unknown as FetchAPI, "application/json");
+  // With errors, Yoga's own processor: its status rules (a request error, such as variables of
+  // the wrong type, is 400 in application/graphql-response+json and 200 in application/json).
+  return processRegularResult(result, globalThis as unknown as FetchAPI, type);
 }
 
 const JSON_HEADERS = { "Content-Type": "application/json; charset=utf-8" };
+const GRAPHQL_RESPONSE_HEADERS = {
+  "Content-Type": "application/graphql-response+json; charset=utf-8",
+};

@@ -5,13 +5,13 @@ import { notFound } from "../services/errors.ts";
 import type { LinkState } from "../services/links/manage.ts";
 import type { LinkMetricsNode } from "../services/metrics.ts";
 import type { AnalyticsArgs, AnalyticsNode } from "./analytics.ts";
-import { authorizeAdmin } from "./authorize.ts";
+import { authorizeField } from "./authorize.ts";
 import type { GraphQLContext } from "./context.ts";
 import type { LinkNode } from "./nodes.ts";
 
 /** Link.metrics: the link's lifetime counters (the admin graph's `analytics.read`). */
 export async function linkMetrics(link: LinkNode, ctx: GraphQLContext): Promise<LinkMetricsNode> {
-  await authorizeAdmin(ctx, "analytics.read", link.environmentId);
+  await authorizeField(ctx, "Link.metrics", link.environmentId);
   const metrics = await ctx.loaders.metrics.load(link.id);
   if (!metrics) throw notFound("link");
   return metrics;

@@ -121,10 +121,13 @@ export function useListCost(options: CostOptions): Plugin {
       );
       validate(schema, { ...priced, definitions: operations }, [rule]);
       if (rejected.length === 0) return;
-      // Answered as armor answers its own refusal of a document (status 200, the same message).
+      // Answered as armor's own refusal of a document, a validation error, is answered: the same
+      // message, and HTTP 400 in application/graphql-response+json (200 in application/json).
       setResultAndStopExecution({
         errors: rejected.map((e) =>
-          new GraphQLError(e.message, { extensions: { code: "BAD_USER_INPUT" } })
+          new GraphQLError(e.message, {
+            extensions: { code: "BAD_USER_INPUT", http: { spec: true, status: 400 } },
+          })
         ),
       });
     },

@@ -24,7 +24,7 @@ import {
   analyticsQuery,
   chargeSeriesValues,
 } from "./analytics.ts";
-import { authorizeAdmin } from "./authorize.ts";
+import { authorizeField } from "./authorize.ts";
 import type { GraphQLContext } from "./context.ts";
 import { linkColumns, type LinkField, linkFields, type LinkNode, linkNode } from "./nodes.ts";
 import { selectedFields } from "./selection.ts";
@@ -164,7 +164,7 @@ export class Loaders {
         const answers = new Map<number, AnalyticsNode | Error>();
         for (const [environmentId, group] of byEnvironment(links)) {
           try {
-            await authorizeAdmin(ctx, "analytics.read", environmentId);
+            await authorizeField(ctx, "Link.analytics", environmentId);
             const q = await analyticsQuery(ctx, environmentId, args);
             chargeSeriesValues(ctx, seriesValueBound(q) * group.length);
             const byLink = await queryAnalyticsByLink(sql, q, group.map((l) => l.id));

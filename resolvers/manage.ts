@@ -56,7 +56,7 @@ export async function createLinkMutation(
   projectId: string | number,
   input: LinkInputArgs,
 ): Promise<LinkNode> {
-  const environmentId = await authorizedEnvironment(ctx, projectId, "links.write");
+  const environmentId = await authorizedEnvironment(ctx, projectId, "Mutation.createLink");
   const body = await withGraphQLNames(
     inputName,
     () => Promise.resolve().then(() => createManagedLinkBody.parse(restBody(input))),
@@ -75,7 +75,7 @@ export async function updateLinkMutation(
   path: string,
   input: LinkInputArgs,
 ): Promise<LinkNode> {
-  const environmentId = await authorizedEnvironment(ctx, projectId, "links.write");
+  const environmentId = await authorizedEnvironment(ctx, projectId, "Mutation.updateLink");
   const patch = await withGraphQLNames(
     inputName,
     () => Promise.resolve().then(() => patchLinkBody.parse(restBody(input))),
@@ -90,7 +90,7 @@ export async function deleteLinkMutation(
   projectId: string | number,
   path: string,
 ): Promise<boolean> {
-  const environmentId = await authorizedEnvironment(ctx, projectId, "links.delete");
+  const environmentId = await authorizedEnvironment(ctx, projectId, "Mutation.deleteLink");
   await deleteLink(ctx.deps.sql, environmentId, path, await graphqlAudit(ctx));
   return true;
 }

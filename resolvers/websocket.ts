@@ -69,6 +69,9 @@ export function createWebSocketHandler(
       const { url, facts, authorization } = ctx.extra;
       const headers = new Headers(ctx.extra.headers);
       if (authorization !== null) headers.set("Authorization", authorization);
+      // A dashboard session authenticates HTTP requests only: a WebSocket, which browsers open
+      // across sites with the cookies they hold, never runs as the session.
+      headers.delete("Cookie");
       const enveloped = yoga.getEnveloped({
         ...facts,
         request: new Request(url, { headers }),

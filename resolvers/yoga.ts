@@ -3,7 +3,7 @@ import { useErrorHandler } from "@envelop/core";
 import { useGraphQlJit } from "@envelop/graphql-jit";
 import { EnvelopArmorPlugin } from "@escape.tech/graphql-armor";
 import { NoSchemaIntrospectionCustomRule } from "graphql";
-import { createYoga, type FetchAPI, type Plugin } from "graphql-yoga";
+import { createYoga, type FetchAPI, type GraphiQLOptions, type Plugin } from "graphql-yoga";
 import { schema } from "../schema/mod.ts";
 import {
   GRAPHIQL_CSP,
@@ -13,6 +13,9 @@ import {
 } from "../pages/graphiql.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { describeError } from "../services/log.ts";
+import { resumeSession, SESSION_COOKIE } from "../services/sessions.ts";
+import { cookieValue } from "../inputs/headers.ts";
+import { CSRF_HEADER } from "./authorize.ts";
 import { createContext, type GraphQLContext } from "./context.ts";
 import { classifyResolverError, maskError } from "./errors.ts";
 import { createFastPath } from "./fast_path.ts";
@@ -37,6 +40,25 @@ const COST = { maxCost: 300_000 };
 function queriesOnly(plugin: Plugin): Plugin {
   const { onSubscribe: _subscribe, ...rest } = plugin;
   return rest;
+}
+
+/**
+ * GraphiQL's options for one page load. Opened in a browser signed in to the dashboard, it runs
+ * as that session: no Authorization placeholder (which would take precedence over the cookie),
+ * and the session's synchronizer token sent with every request, so mutations work too. Else it
+ * opens with a placeholder token, which is no token: nothing counts against the limit.
+ */
+async function graphiqlOptions(deps: AppDeps, request: Request): Promise<GraphiQLOptions> {
+  const options: GraphiQLOptions = {
+    title: "Link and event feed",
+    defaultQuery: GRAPHIQL_DEFAULT_QUERY,
+    headers: GRAPHIQL_DEFAULT_HEADERS,
+  };
+  const token = cookieValue(request.headers.get("Cookie"), SESSION_COOKIE);
+  if (token === undefined || request.headers.has("Authorization")) return options;
+  const session = await resumeSession(deps.sql, deps.clock, token);
+  if (!session) return options;
+  return { ...options, headers: "{}", additionalHeaders: { [CSRF_HEADER]: session.csrfToken } };
 }
 
 export function createGraphQLHandler(deps: AppDeps): GraphQLHandler {
@@ -93,12 +115,7 @@ export function createGraphQLHandler(deps: AppDeps): GraphQLHandler {
     fetchAPI: globalThis as unknown as FetchAPI,
     graphqlEndpoint: "/graphql",
     landingPage: false,
-    graphiql: {
-      title: "Link and event feed",
-      // Opens on the admin graph (with a placeholder token, which is no token: nothing counts).
-      defaultQuery: GRAPHIQL_DEFAULT_QUERY,
-      headers: GRAPHIQL_DEFAULT_HEADERS,
-    },
+    graphiql: (request) => graphiqlOptions(deps, request),
     // Served from this process (pages/graphiql.ts), not from a CDN: works on a closed network.
     renderGraphiQL,
     maskedErrors: { maskError },
@@ -118,7 +135,7 @@ export function createGraphQLHandler(deps: AppDeps): GraphQLHandler {
     },
     plugins,
     context: ({ request, requestId, clientAddress }) =>
-      createContext(request.headers, deps, { requestId, clientAddress }),
+      createContext(request, deps, { requestId, clientAddress }),
   });
 
   // Bodies go in and out as strings: GraphQL documents and results are small, and Deno's
@@ -147,10 +164,12 @@ export function createGraphQLHandler(deps: AppDeps): GraphQLHandler {
     }
     // A subscription's stream (GraphQL over SSE) goes out as it comes.
     if (response.headers.get("Content-Type")?.startsWith("text/event-stream")) return response;
-    // GraphiQL's page (GET in a browser) gets the CSP of its self-served files.
+    // GraphiQL's page (GET in a browser) gets the CSP of its self-served files, and is kept by
+    // no cache (with a session it carries the session's synchronizer token).
     const headers = new Headers(response.headers);
     if (headers.get("Content-Type")?.startsWith("text/html")) {
       headers.set("Content-Security-Policy", GRAPHIQL_CSP);
+      headers.set("Cache-Control", "no-store");
     }
     return new Response(await response.text(), { status: response.status, headers });
   };

@@ -1,5 +1,5 @@
 // The admin graph: environment(projectId) with its links, one link and analytics; the link
-// mutations. Authorised by the admin token (resolvers/authorize.ts).
+// mutations. Authorised per field through the access table (resolvers/authorize.ts).
 import type { AnalyticsArgs } from "../resolvers/analytics.ts";
 import { environmentAnalytics } from "../resolvers/analytics.ts";
 import {
@@ -90,7 +90,7 @@ const LinkConnection = builder.objectRef<LinkConnectionNode>("LinkConnection").i
   }),
 });
 
-const Environment = builder.objectRef<EnvironmentNode>("Environment").implement({
+export const Environment = builder.objectRef<EnvironmentNode>("Environment").implement({
   description: "A project's production or test environment, as the admin API's " +
     "/api/v1/projects/:project_id routes see it.",
   fields: (t) => ({
@@ -137,7 +137,8 @@ builder.queryField("environment", (t) =>
     type: Environment,
     nullable: true,
     description: "The environment with this numeric ID; null when there is none or the caller " +
-      "may not see it. Takes the admin token (Authorization: Bearer).",
+      "may use none of its fields. Takes an API key of the environment, the admin token " +
+      "(Authorization: Bearer) or a member's dashboard session.",
     args: { projectId: t.arg.id({ required: true }) },
     resolve: (_root, args, ctx) => environmentById(ctx, String(args.projectId)),
   }));
@@ -195,7 +196,8 @@ const UpdateLinkInput = builder.inputType("UpdateLinkInput", {
 builder.mutationField("createLink", (t) =>
   t.field({
     type: LinkRef,
-    description: "As POST /api/v1/projects/:project_id/links. Takes the admin token.",
+    description: "As POST /api/v1/projects/:project_id/links. Takes the editor role, or an API " +
+      "key with links:write.",
     args: {
       projectId: t.arg.id({ required: true }),
       input: t.arg({ type: CreateLinkInput, required: true }),
@@ -208,7 +210,7 @@ builder.mutationField("updateLink", (t) =>
   t.field({
     type: LinkRef,
     description: "As PATCH /api/v1/projects/:project_id/links/:link_path: updatedAt moves. " +
-      "Takes the admin token.",
+      "Takes the editor role, or an API key with links:write.",
     args: {
       projectId: t.arg.id({ required: true }),
       path: t.arg.string({ required: true }),
@@ -222,7 +224,8 @@ builder.mutationField("deleteLink", (t) =>
   t.field({
     type: "Boolean",
     description: "As DELETE /api/v1/projects/:project_id/links/:link_path: the link and its " +
-      "counters go, and its path is never given again. Takes the admin token.",
+      "counters go, and its path is never given again. Takes the admin role, or an API key " +
+      "with links:write.",
     args: {
       projectId: t.arg.id({ required: true }),
       path: t.arg.string({ required: true }),

@@ -26,7 +26,8 @@ export const RedirectRef = builder.objectRef<RedirectNode>("Redirect").implement
 
 LinkRef.implement({
   description: "A link, as REST's Link object with camelCase names, and the managed link's " +
-    "lifecycle. `metrics` and `analytics` take the admin token (Authorization: Bearer), " +
+    "lifecycle. `metrics` and `analytics` take analytics.read (the viewer role, an API key " +
+    "with analytics:read, or the admin token), " +
     "whichever field the link was reached through.",
   fields: (t) => ({
     id: t.exposeInt("id"),

@@ -6,5 +6,6 @@ import "./feed.ts";
 import "./live.ts";
 import "./analytics.ts";
 import "./environment.ts";
+import "./management.ts";
 
 export const schema = builder.toSchema();

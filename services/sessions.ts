@@ -19,6 +19,12 @@ import { hashSecret, randomToken } from "./secrets.ts";
 
 export const SESSION_IDLE_MS = 12 * 60 * 60_000;
 
+/**
+ * The session's cookie: set for the dashboard's pages and for /graphql (a member's session
+ * authenticates GraphQL, resolvers/authorize.ts), not for the rest of the service.
+ */
+export const SESSION_COOKIE = "dashboard_session";
+
 export interface Session {
   /** The cookie value: known to the browser only, never stored. */
   token: string;

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import postgres from "postgres";
 import { createLink } from "../services/links/links.ts";
 import { createTestDatabase } from "./helpers/database.ts";
+import { postForm } from "./helpers/dashboard.ts";
 import { gql, type Json } from "./helpers/graphql.ts";
 import { adminHeaders, call, createFeedToken, createProject, serveApp } from "./helpers/server.ts";
 
@@ -98,6 +99,44 @@ Deno.test("a links page with each link's metrics and 30-day series: the same sta
   assert.equal(matching(/from links l join link_counters c[\s\S]*any\(/), 1);
   assert.equal(matching(/analytics_rollups/), 1);
   assert.ok(large.statements.length <= 16, large.statements.join("\n---\n"));
+});
+
+Deno.test("under a member's dashboard session too: the role is read once a request, not once a link", async () => {
+  const person = async (email: string, role: string) => {
+    const made = await call(srv.url, "POST", "/api/v1/admin/accounts", {
+      headers: adminHeaders,
+      body: { email, name: email },
+    });
+    const id = made.body.account.id;
+    await call(srv.url, "PUT", `/api/v1/admin/projects/${p.hashid}/members/${id}`, {
+      headers: adminHeaders,
+      body: { role },
+    });
+    return new URL(made.body.setup_url).searchParams.get("token")!;
+  };
+  await person("owner@example.test", "owner");
+  const setup = await postForm(srv.url, "/dashboard/setup", { cookie: "" }, {
+    token: await person("viewer@example.test", "viewer"),
+    password: "batching password 0123",
+    confirm: "batching password 0123",
+  });
+  const cookie = setup.headers.get("set-cookie")!.split(";")[0]!;
+  const page = async (first: number) =>
+    await counted(() =>
+      gql(srv.url, LINKS_PAGE, { headers: { cookie }, variables: { id: p.productionId, first } })
+    );
+  await page(1);
+  const small = await page(10);
+  const large = await page(100);
+  for (const { value } of [small, large]) assert.equal(value.errors, undefined);
+  assert.equal(large.value.data.environment.links.edges.length, 100);
+  assert.deepEqual(small.statements.toSorted(), large.statements.toSorted());
+  // The session, then one role look-up per operation (project visibility, links, analytics).
+  assert.equal(large.statements.filter((s) => /dashboard_sessions/.test(s)).length, 1);
+  assert.ok(
+    large.statements.filter((s) => /project_members/.test(s)).length <= 3,
+    large.statements.join("\n---\n"),
+  );
 });
 
 Deno.test("a feed page with each event's link: the same statements for 10 or 100 events", async () => {

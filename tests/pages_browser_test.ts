@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import type { BrowserContext, Page } from "playwright-core";
 import { hasChromium, launchBrowser, screenshot, SCREENSHOT_DIR } from "./helpers/browser.ts";
-import { call, createProject, startTestServer } from "./helpers/server.ts";
+import { adminHeaders, call, createProject, startTestServer } from "./helpers/server.ts";
 import { generateLink } from "./helpers/sdk.ts";
 
 const srv = await startTestServer();
@@ -85,6 +85,74 @@ Deno.test("GraphiQL renders offline and runs a query", async () => {
     assert.deepEqual(shown, { data: { link: { path, title: "Offline & <sale>" } } });
     await screenshot(page, "graphiql-offline");
 
+    assert.deepEqual(outside, [], "GraphiQL tried to reach the network");
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+  }
+});
+
+Deno.test("GraphiQL in a browser signed in to the dashboard runs as the member, a mutation included", async () => {
+  const project = await createProject(srv.url, { name: "Session" });
+  const person = async (email: string, role: string) => {
+    const made = await call(srv.url, "POST", "/api/v1/admin/accounts", {
+      headers: adminHeaders,
+      body: { email, name: email.split("@")[0] },
+    });
+    await call(
+      srv.url,
+      "PUT",
+      `/api/v1/admin/projects/${project.hashid}/members/${made.body.account.id}`,
+      { headers: adminHeaders, body: { role } },
+    );
+    return made.body.setup_url as string;
+  };
+  await person("owner@example.test", "owner");
+  const setupUrl = await person("editor@example.test", "editor");
+  const { context, page, outside, errors } = await closedNetworkPage();
+  try {
+    // The editor sets a password, which signs them in (the dashboard's own pages).
+    await page.goto(setupUrl);
+    await page.fill("input[name=password]", "browser password 0123");
+    await page.fill("input[name=confirm]", "browser password 0123");
+    await page.click("button[type=submit]");
+    await page.waitForURL(/\/dashboard$/);
+
+    await page.goto(`${srv.url}/graphql`);
+    await page.locator(".graphiql-query-editor .monaco-editor").first().waitFor();
+    // A mutation and a query typed as a user would, with no header pasted anywhere.
+    await page.locator(".graphiql-query-editor .monaco-editor").first().click();
+    await page.keyboard.press("ControlOrMeta+A");
+    await page.keyboard.insertText(
+      `mutation { createLink(projectId: "${project.productionId}", input: { title: "From GraphiQL", path: "from-graphiql" }) { path title state } }`,
+    );
+    await deleteAutoClosed(page);
+    await page.getByText("LinksScreen").waitFor({ state: "detached" });
+    const answered = page.waitForResponse((r) =>
+      r.url().endsWith("/graphql") && r.request().method() === "POST"
+    );
+    await page.locator(".graphiql-execute-button").click();
+    const response = await answered;
+    assert.equal(response.status(), 200);
+    // The browser sent the cookie and GraphiQL the session's token; no Authorization.
+    const sent = await response.request().allHeaders();
+    assert.match(sent["cookie"] ?? "", /dashboard_session=/);
+    assert.match(sent["x-csrf-token"] ?? "", /^[A-Za-z0-9_-]{43}$/);
+    assert.equal(sent["authorization"], undefined);
+    const result = page.locator(".graphiql-response");
+    await result.getByText("ACTIVE").waitFor();
+    const shown = JSON.parse((await result.innerText()).replace(/\u00a0/g, " "));
+    assert.deepEqual(shown, {
+      data: { createLink: { path: "from-graphiql", title: "From GraphiQL", state: "ACTIVE" } },
+    });
+    await screenshot(page, "graphiql-session-mutation");
+    const [entry] = await srv.sql`
+      select actor_type, actor_name, action from audit_log order by id desc limit 1`;
+    assert.deepEqual({ ...entry }, {
+      actor_type: "account",
+      actor_name: "editor",
+      action: "link.create",
+    });
     assert.deepEqual(outside, [], "GraphiQL tried to reach the network");
     assert.deepEqual(errors, []);
   } finally {

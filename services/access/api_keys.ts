@@ -12,6 +12,9 @@ import type { Principal } from "./principal.ts";
 
 export const API_KEY_PREFIX = "sk_";
 
+/** What a list shows of a key: its prefix and last four characters. */
+export const apiKeyHint = (value: string) => `${API_KEY_PREFIX}…${value.slice(-4)}`;
+
 export interface ApiKeySummary {
   id: number;
   name: string;
@@ -105,7 +108,7 @@ export async function createApiKey(
       insert into api_keys (environment_id, name, scopes, key_hash, hint, created_at, expires_at,
         created_by_account_id)
       values (${env.id}, ${input.name}, ${scopes}::text[], ${hashSecret(value)},
-        ${`${API_KEY_PREFIX}…${value.slice(-4)}`}, ${now}, ${expiresAt},
+        ${apiKeyHint(value)}, ${now}, ${expiresAt},
         ${creator.type === "account" ? creator.id : null})
       returning id, name, scopes, created_at, expires_at
     `;

@@ -131,13 +131,13 @@ export async function resolveDestinationHost(
 export async function assertDestinationUrl(raw: string, allowPrivate: boolean): Promise<void> {
   const url = new URL(raw);
   if (url.username || url.password) {
-    throw new ApiError("invalid_field", "url: must not contain credentials");
+    throw new ApiError("invalid_field", "url: must not contain credentials", { field: "url" });
   }
   try {
     await resolveDestinationHost(hostOf(url), allowPrivate);
   } catch (err) {
     if (!(err instanceof AddressRefused)) throw err;
     if (/does not resolve$/.test(err.message)) return;
-    throw new ApiError("invalid_field", `url: ${err.message}`);
+    throw new ApiError("invalid_field", `url: ${err.message}`, { field: "url" });
   }
 }

@@ -8,6 +8,9 @@ import { hashSecret, randomToken } from "../secrets.ts";
 
 export const FEED_TOKEN_PREFIX = "est_";
 
+/** What a list shows of a token: its prefix and last four characters. */
+export const feedTokenHint = (value: string) => `${FEED_TOKEN_PREFIX}…${value.slice(-4)}`;
+
 export interface FeedTokenSummary {
   id: number;
   name: string;
@@ -44,7 +47,7 @@ export function createFeedToken(
     const env = await getEnvironmentOrThrow(tx, projectId);
     assertEnterprise(env, "a feed token");
     const value = FEED_TOKEN_PREFIX + randomToken(32);
-    const hint = `${FEED_TOKEN_PREFIX}…${value.slice(-4)}`;
+    const hint = feedTokenHint(value);
     const now = clock.now();
     const [row] = await tx<TokenRow[]>`
       insert into feed_tokens (environment_id, name, token_hash, hint, created_at)
