@@ -88,13 +88,18 @@ const LOCAL_ISO = `'YYYY-MM-DD"T"HH24:MI:SSTZH:TZM'`;
 /**
  * Answers the query in one transaction (one snapshot): the zone is set for it alone. The range
  * is widened to whole buckets (whole hours without an interval); the answer's from and to say
- * which.
+ * which. Four round trips: begin, the zone and the range, the figures and the buckets, commit
+ * (statements issued together on the transaction's connection are pipelined by postgres.js and
+ * run in the order issued).
  */
 export async function queryAnalytics(sql: Sql, q: AnalyticsQuery): Promise<AnalyticsAnswer> {
   return await sql.begin(async (tx) => {
     const range = await queryRange(tx, q);
-    const rows = await figures(tx, q, range.from_at, range.to_at, null);
-    return assemble(q, range, rows, await buckets(tx, q, range.from_at, range.to_at));
+    const [rows, starts] = await Promise.all([
+      figures(tx, q, range.from_at, range.to_at, null),
+      buckets(tx, q, range.from_at, range.to_at),
+    ]);
+    return assemble(q, range, rows, starts);
   });
 }
 
@@ -111,8 +116,10 @@ export async function queryAnalyticsByLink(
   if (q.filters.link !== undefined) throw new Error("queryAnalyticsByLink: q filters by link");
   return await sql.begin(async (tx) => {
     const range = await queryRange(tx, q);
-    const rows = await figures(tx, q, range.from_at, range.to_at, linkIds);
-    const starts = await buckets(tx, q, range.from_at, range.to_at);
+    const [rows, starts] = await Promise.all([
+      figures(tx, q, range.from_at, range.to_at, linkIds),
+      buckets(tx, q, range.from_at, range.to_at),
+    ]);
     const byLink = new Map<number, Row[]>(linkIds.map((id) => [id, []]));
     for (const row of rows) byLink.get(Number(row.part))?.push(row);
     return new Map([...byLink].map(([id, of]) => [id, assemble(q, range, of, starts)]));
@@ -127,11 +134,15 @@ interface Range {
   whole: boolean;
 }
 
-/** Sets the zone for the transaction, and widens the range to whole buckets (or refuses it). */
+/**
+ * Sets the zone for the transaction, and widens the range to whole buckets (or refuses it): one
+ * round trip, the range's statement pipelined behind the zone's, so it computes in that zone.
+ */
 async function queryRange(tx: Db, q: AnalyticsQuery): Promise<Range> {
-  await tx`select set_config('TimeZone', ${q.tz}, true)`;
   const unit = q.interval ?? "hour";
-  const [range] = await tx<Range[]>`
+  const [, [range]] = await Promise.all([
+    tx`select set_config('TimeZone', ${q.tz}, true)`,
+    tx<Range[]>`
     with r as (
       select date_trunc(${unit}, ${q.from}::timestamptz) as from_at,
         case when date_trunc(${unit}, ${q.to}::timestamptz) = ${q.to}::timestamptz
@@ -144,7 +155,8 @@ async function queryRange(tx: Db, q: AnalyticsQuery): Promise<Range> {
       (select bool_and(extract(timezone from h)::int % 3600 = 0)
         from generate_series(from_at, to_at, interval '1 hour') h) as whole
     from r
-  `;
+  `,
+  ]);
   if (!range!.whole) {
     throw new ApiError(
       "invalid_field",
