@@ -195,10 +195,12 @@ async function buckets(tx: Db, q: AnalyticsQuery, from: Date, to: Date): Promise
  * One statement: the rows of the range and filters summed per part, bucket and group key, and
  * from those, per part, the totals, the series, the top groups by the first metric (then by
  * key, unknown last) and their series. The part is the link when `linkIds` is given (each link
- * answered apart), else one part for everything. Without links, filters, and a breakdown (or
- * with one by a margin dimension), the rows are the environment's margins of the hours merged
- * and the rollup rows not merged yet (./rollups.ts: both in one snapshot, so each event counts
- * once); otherwise the rollups, which margins cannot answer by link.
+ * answered apart), else one part for everything. When margins can answer (marginSource: not
+ * per link, at most one filter, by a margin dimension, and a breakdown by none or a margin
+ * dimension, the filter's own when filtered), the rows are the environment's margins of the
+ * hours merged and the rollup rows not merged yet (./rollups.ts: both in one snapshot, so each
+ * event counts once); otherwise the rollups, which margins cannot answer by link or by two
+ * dimensions at once.
  */
 function figures(
   tx: Db,
@@ -213,11 +215,16 @@ function figures(
   const bucketOf = (hour: string) =>
     q.interval ? `date_trunc('${q.interval}', ${hour})` : "$2::timestamptz";
   const sums = (from: string) => q.metrics.map((m) => `sum(${from}.${m}) as ${m}`).join(", ");
-  const marginal = linkIds === null && Object.keys(q.filters).length === 0 &&
-    (q.groupBy === null || (MARGIN_DIMENSIONS as readonly string[]).includes(q.groupBy));
-  const source = marginal
+  const margin = marginSource(q, linkIds);
+  const source = margin
     ? `select null::int as part, m.* from (${
-      marginRows(q.groupBy as MarginDimension | null, q.metrics, bucketOf)
+      marginRows(
+        margin.dimension,
+        margin.value === null ? null : param(margin.value),
+        q.groupBy !== null,
+        q.metrics,
+        bucketOf,
+      )
     }) m`
     : rollupRows(q, param, bucketOf, linkIds);
   const first = q.metrics[0]!;
@@ -256,9 +263,32 @@ function figures(
   return tx.unsafe<Row[]>(text, params as never[]);
 }
 
+const isMargin = (d: Dimension | null): d is MarginDimension | null =>
+  d === null || (MARGIN_DIMENSIONS as readonly string[]).includes(d);
+
+/**
+ * Which margins answer the query, if any: the environment's (not per link), with no filter and
+ * no breakdown or one by a margin dimension; or filtered by one margin dimension's value and
+ * broken down by none or that same dimension (that value's rows of the dimension's margins sum
+ * exactly the rollup rows the filter keeps). Anything else reads the rollups.
+ */
+function marginSource(
+  q: AnalyticsQuery,
+  linkIds: readonly number[] | null,
+): { dimension: MarginDimension | null; value: string | null } | null {
+  if (linkIds !== null || !isMargin(q.groupBy)) return null;
+  const filters = Object.entries(q.filters) as [Dimension, string][];
+  if (filters.length === 0) return { dimension: q.groupBy, value: null };
+  const [[dimension, value]] = filters as [[Dimension, string]];
+  if (filters.length > 1 || !isMargin(dimension)) return null;
+  if (q.groupBy !== null && q.groupBy !== dimension) return null;
+  return { dimension, value };
+}
+
 /**
  * The environment's rows of the range ($1 to $3) by bucket and value of `dimension` (none: the
- * totals), from its margins and its rollup rows not merged yet. A UTC day most of whose hours
+ * totals), only those of the value in `value` (a placeholder) when given, keyed by the value
+ * when `keyed` (else one group, null), from its margins and its rollup rows not merged yet. A UTC day most of whose hours
  * (more than 12) fall in one bucket counts there by its daily margins, corrected by its hourly
  * margins: each of its hours in another bucket, or outside the range, is taken from that bucket
  * and given to its own. So a series of UTC days reads a row per day and value; of another
@@ -267,6 +297,8 @@ function figures(
  */
 function marginRows(
   dimension: MarginDimension | null,
+  value: string | null,
+  keyed: boolean,
   metrics: readonly Metric[],
   bucketOf: (hour: string) => string,
 ): string {
@@ -274,7 +306,10 @@ function marginRows(
     metrics.map((m) => `${sign}${from}.${m} as ${m}`).join(", ");
   const margins = (join: string, where: string) =>
     `analytics_margins m join ${join}
-    where m.environment_id = $1 and m.dimension = '${dimension ?? "total"}' and ${where}`;
+    where m.environment_id = $1 and m.dimension = '${dimension ?? "total"}' and ${where}${
+      value === null ? "" : ` and m.value = ${value}`
+    }`;
+  const key = (from: string) => keyed ? `${from}.value` : "null::text";
   return `
     with hours as (
       -- Every hour of the UTC days the range touches, and its bucket (null outside the range).
@@ -296,13 +331,13 @@ function marginRows(
       from hours h left join best b on b.day = date_trunc('day', h.h, 'UTC')
       where h.bucket is distinct from b.bucket
     )
-    select b.bucket, m.value as key, ${columns("m")}
+    select b.bucket, ${key("m")} as key, ${columns("m")}
     from ${
     margins("best b on b.day = m.hour", "m.daily and m.hour = any(array(select day from best))")
   }
     union all
     -- Each such hour, read once: given to its bucket, taken from its day's.
-    select v.bucket, m.value, ${columns("m", "v.sign * ")}
+    select v.bucket, ${key("m")}, ${columns("m", "v.sign * ")}
     from ${
     margins(
       `placed p on p.h = m.hour
@@ -311,10 +346,12 @@ function marginRows(
     )
   }
     union all
-    select ${bucketOf("r.hour")}, ${dimension ? `r.${dimension}` : "null::text"},
+    select ${bucketOf("r.hour")}, ${keyed && dimension ? `r.${dimension}` : "null::text"},
       ${columns("r")}
     from analytics_rollups r
-    where r.environment_id = $1 and not r.merged and r.hour >= $2::timestamptz and r.hour < $3`;
+    where r.environment_id = $1 and not r.merged and r.hour >= $2::timestamptz and r.hour < $3${
+    value === null ? "" : ` and r.${dimension} = ${value}`
+  }`;
 }
 
 /** The environment's rollup rows of the range ($1 to $3) and filters, by bucket and group key. */
