@@ -26,7 +26,10 @@ export interface BenchDatabase {
   close(): Promise<void>;
 }
 
-/** A fresh, migrated database on BENCH_DATABASE_URL / DATABASE_URL's server (default local). */
+/**
+ * A fresh, migrated database on BENCH_DATABASE_URL / DATABASE_URL's server (default local),
+ * dropped when closed unless BENCH_KEEP_DATABASE=1.
+ */
 export async function benchDatabase(): Promise<BenchDatabase> {
   const base = Deno.env.get("BENCH_DATABASE_URL") ?? Deno.env.get("DATABASE_URL") ??
     "postgres://postgres@127.0.0.1:5432/postgres";
@@ -43,7 +46,12 @@ export async function benchDatabase(): Promise<BenchDatabase> {
     sql,
     async close() {
       await sql.end({ timeout: 5 });
-      await admin.unsafe(`drop database if exists "${name}" with (force)`);
+      // BENCH_KEEP_DATABASE=1 leaves it for inspection (EXPLAIN after a missed row); drop it after.
+      if (Deno.env.get("BENCH_KEEP_DATABASE") === "1") {
+        Deno.stderr.writeSync(new TextEncoder().encode(`bench: kept database ${url}\n`));
+      } else {
+        await admin.unsafe(`drop database if exists "${name}" with (force)`);
+      }
       await admin.end();
     },
   };

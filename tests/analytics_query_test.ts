@@ -107,7 +107,10 @@ async function sendViews(count: number) {
       "Mozilla/5.0 (Linux; Android 14) Chrome/120.0",
       "Mozilla/5.0 (X11; Linux x86_64) Firefox/120.0",
     ]);
-    const res = await call(srv.url, "GET", `/${path}`, { headers: { "User-Agent": ua } });
+    // Every other view from a page elsewhere (a referrer to filter by).
+    const headers: Record<string, string> = { "User-Agent": ua };
+    if (i % 2 === 0) headers.Referer = "https://news.example.org/story";
+    const res = await call(srv.url, "GET", `/${path}`, { headers });
     assert.ok(res.status === 200 || res.status === 302, res.text);
     // One at a time: each view is stored with its own time.
     await srv.views.flush();
@@ -218,6 +221,36 @@ async function assertEveryShape() {
       if (filter) params[`filter[${filter[0]}]`] = filter[1];
       await assertMatchesRaw(params);
     }
+  }
+  // Filtered by one value of a dimension the margins keep, without a breakdown or broken down
+  // by that same dimension (answered from the margins), in every zone.
+  const marginFilters = [
+    ["country", "DE"],
+    ["platform", "ios"],
+    ["os", "iOS 18"],
+    ["browser", "Firefox"],
+    ["referrer", "news.example.org"],
+    ["event_name", "buy"],
+  ] as const;
+  for (const [dimension, value] of marginFilters) {
+    for (const tz of ZONES) {
+      for (const group_by of [null, dimension]) {
+        const params: Record<string, string> = { ...RANGE, tz, [`filter[${dimension}]`]: value };
+        const interval = rnd.pick([undefined, ...INTERVALS]);
+        if (interval) params.interval = interval;
+        params.metrics = [...METRICS].sort(() => rnd.next() - 0.5).slice(0, 1 + rnd.int(4))
+          .join(",");
+        if (group_by) params.group_by = group_by;
+        await assertMatchesRaw(params);
+      }
+    }
+    // Something to compare: the value is counted in the range.
+    const all = await assertMatchesRaw({
+      ...RANGE,
+      metrics: METRICS.join(","),
+      [`filter[${dimension}]`]: value,
+    });
+    assert.ok(Object.values(all.totals).some((v) => v !== 0), `${dimension}=${value}`);
   }
   for (const group_by of DIMENSIONS) {
     await assertMatchesRaw({

@@ -88,13 +88,18 @@ const LOCAL_ISO = `'YYYY-MM-DD"T"HH24:MI:SSTZH:TZM'`;
 /**
  * Answers the query in one transaction (one snapshot): the zone is set for it alone. The range
  * is widened to whole buckets (whole hours without an interval); the answer's from and to say
- * which.
+ * which. Four round trips: begin, the zone and the range, the figures and the buckets, commit
+ * (statements issued together on the transaction's connection are pipelined by postgres.js and
+ * run in the order issued).
  */
 export async function queryAnalytics(sql: Sql, q: AnalyticsQuery): Promise<AnalyticsAnswer> {
   return await sql.begin(async (tx) => {
     const range = await queryRange(tx, q);
-    const rows = await figures(tx, q, range.from_at, range.to_at, null);
-    return assemble(q, range, rows, await buckets(tx, q, range.from_at, range.to_at));
+    const [rows, starts] = await Promise.all([
+      figures(tx, q, range.from_at, range.to_at, null),
+      buckets(tx, q, range.from_at, range.to_at),
+    ]);
+    return assemble(q, range, rows, starts);
   });
 }
 
@@ -111,8 +116,10 @@ export async function queryAnalyticsByLink(
   if (q.filters.link !== undefined) throw new Error("queryAnalyticsByLink: q filters by link");
   return await sql.begin(async (tx) => {
     const range = await queryRange(tx, q);
-    const rows = await figures(tx, q, range.from_at, range.to_at, linkIds);
-    const starts = await buckets(tx, q, range.from_at, range.to_at);
+    const [rows, starts] = await Promise.all([
+      figures(tx, q, range.from_at, range.to_at, linkIds),
+      buckets(tx, q, range.from_at, range.to_at),
+    ]);
     const byLink = new Map<number, Row[]>(linkIds.map((id) => [id, []]));
     for (const row of rows) byLink.get(Number(row.part))?.push(row);
     return new Map([...byLink].map(([id, of]) => [id, assemble(q, range, of, starts)]));
@@ -127,11 +134,15 @@ interface Range {
   whole: boolean;
 }
 
-/** Sets the zone for the transaction, and widens the range to whole buckets (or refuses it). */
+/**
+ * Sets the zone for the transaction, and widens the range to whole buckets (or refuses it): one
+ * round trip, the range's statement pipelined behind the zone's, so it computes in that zone.
+ */
 async function queryRange(tx: Db, q: AnalyticsQuery): Promise<Range> {
-  await tx`select set_config('TimeZone', ${q.tz}, true)`;
   const unit = q.interval ?? "hour";
-  const [range] = await tx<Range[]>`
+  const [, [range]] = await Promise.all([
+    tx`select set_config('TimeZone', ${q.tz}, true)`,
+    tx<Range[]>`
     with r as (
       select date_trunc(${unit}, ${q.from}::timestamptz) as from_at,
         case when date_trunc(${unit}, ${q.to}::timestamptz) = ${q.to}::timestamptz
@@ -144,7 +155,8 @@ async function queryRange(tx: Db, q: AnalyticsQuery): Promise<Range> {
       (select bool_and(extract(timezone from h)::int % 3600 = 0)
         from generate_series(from_at, to_at, interval '1 hour') h) as whole
     from r
-  `;
+  `,
+  ]);
   if (!range!.whole) {
     throw new ApiError(
       "invalid_field",
@@ -183,10 +195,12 @@ async function buckets(tx: Db, q: AnalyticsQuery, from: Date, to: Date): Promise
  * One statement: the rows of the range and filters summed per part, bucket and group key, and
  * from those, per part, the totals, the series, the top groups by the first metric (then by
  * key, unknown last) and their series. The part is the link when `linkIds` is given (each link
- * answered apart), else one part for everything. Without links, filters, and a breakdown (or
- * with one by a margin dimension), the rows are the environment's margins of the hours merged
- * and the rollup rows not merged yet (./rollups.ts: both in one snapshot, so each event counts
- * once); otherwise the rollups, which margins cannot answer by link.
+ * answered apart), else one part for everything. When margins can answer (marginSource: not
+ * per link, at most one filter, by a margin dimension, and a breakdown by none or a margin
+ * dimension, the filter's own when filtered), the rows are the environment's margins of the
+ * hours merged and the rollup rows not merged yet (./rollups.ts: both in one snapshot, so each
+ * event counts once); otherwise the rollups, which margins cannot answer by link or by two
+ * dimensions at once.
  */
 function figures(
   tx: Db,
@@ -201,11 +215,16 @@ function figures(
   const bucketOf = (hour: string) =>
     q.interval ? `date_trunc('${q.interval}', ${hour})` : "$2::timestamptz";
   const sums = (from: string) => q.metrics.map((m) => `sum(${from}.${m}) as ${m}`).join(", ");
-  const marginal = linkIds === null && Object.keys(q.filters).length === 0 &&
-    (q.groupBy === null || (MARGIN_DIMENSIONS as readonly string[]).includes(q.groupBy));
-  const source = marginal
+  const margin = marginSource(q, linkIds);
+  const source = margin
     ? `select null::int as part, m.* from (${
-      marginRows(q.groupBy as MarginDimension | null, q.metrics, bucketOf)
+      marginRows(
+        margin.dimension,
+        margin.value === null ? null : param(margin.value),
+        q.groupBy !== null,
+        q.metrics,
+        bucketOf,
+      )
     }) m`
     : rollupRows(q, param, bucketOf, linkIds);
   const first = q.metrics[0]!;
@@ -244,9 +263,32 @@ function figures(
   return tx.unsafe<Row[]>(text, params as never[]);
 }
 
+const isMargin = (d: Dimension | null): d is MarginDimension | null =>
+  d === null || (MARGIN_DIMENSIONS as readonly string[]).includes(d);
+
+/**
+ * Which margins answer the query, if any: the environment's (not per link), with no filter and
+ * no breakdown or one by a margin dimension; or filtered by one margin dimension's value and
+ * broken down by none or that same dimension (that value's rows of the dimension's margins sum
+ * exactly the rollup rows the filter keeps). Anything else reads the rollups.
+ */
+function marginSource(
+  q: AnalyticsQuery,
+  linkIds: readonly number[] | null,
+): { dimension: MarginDimension | null; value: string | null } | null {
+  if (linkIds !== null || !isMargin(q.groupBy)) return null;
+  const filters = Object.entries(q.filters) as [Dimension, string][];
+  if (filters.length === 0) return { dimension: q.groupBy, value: null };
+  const [[dimension, value]] = filters as [[Dimension, string]];
+  if (filters.length > 1 || !isMargin(dimension)) return null;
+  if (q.groupBy !== null && q.groupBy !== dimension) return null;
+  return { dimension, value };
+}
+
 /**
  * The environment's rows of the range ($1 to $3) by bucket and value of `dimension` (none: the
- * totals), from its margins and its rollup rows not merged yet. A UTC day most of whose hours
+ * totals), only those of the value in `value` (a placeholder) when given, keyed by the value
+ * when `keyed` (else one group, null), from its margins and its rollup rows not merged yet. A UTC day most of whose hours
  * (more than 12) fall in one bucket counts there by its daily margins, corrected by its hourly
  * margins: each of its hours in another bucket, or outside the range, is taken from that bucket
  * and given to its own. So a series of UTC days reads a row per day and value; of another
@@ -255,6 +297,8 @@ function figures(
  */
 function marginRows(
   dimension: MarginDimension | null,
+  value: string | null,
+  keyed: boolean,
   metrics: readonly Metric[],
   bucketOf: (hour: string) => string,
 ): string {
@@ -262,7 +306,10 @@ function marginRows(
     metrics.map((m) => `${sign}${from}.${m} as ${m}`).join(", ");
   const margins = (join: string, where: string) =>
     `analytics_margins m join ${join}
-    where m.environment_id = $1 and m.dimension = '${dimension ?? "total"}' and ${where}`;
+    where m.environment_id = $1 and m.dimension = '${dimension ?? "total"}' and ${where}${
+      value === null ? "" : ` and m.value = ${value}`
+    }`;
+  const key = (from: string) => keyed ? `${from}.value` : "null::text";
   return `
     with hours as (
       -- Every hour of the UTC days the range touches, and its bucket (null outside the range).
@@ -284,13 +331,13 @@ function marginRows(
       from hours h left join best b on b.day = date_trunc('day', h.h, 'UTC')
       where h.bucket is distinct from b.bucket
     )
-    select b.bucket, m.value as key, ${columns("m")}
+    select b.bucket, ${key("m")} as key, ${columns("m")}
     from ${
     margins("best b on b.day = m.hour", "m.daily and m.hour = any(array(select day from best))")
   }
     union all
     -- Each such hour, read once: given to its bucket, taken from its day's.
-    select v.bucket, m.value, ${columns("m", "v.sign * ")}
+    select v.bucket, ${key("m")}, ${columns("m", "v.sign * ")}
     from ${
     margins(
       `placed p on p.h = m.hour
@@ -299,10 +346,12 @@ function marginRows(
     )
   }
     union all
-    select ${bucketOf("r.hour")}, ${dimension ? `r.${dimension}` : "null::text"},
+    select ${bucketOf("r.hour")}, ${keyed && dimension ? `r.${dimension}` : "null::text"},
       ${columns("r")}
     from analytics_rollups r
-    where r.environment_id = $1 and not r.merged and r.hour >= $2::timestamptz and r.hour < $3`;
+    where r.environment_id = $1 and not r.merged and r.hour >= $2::timestamptz and r.hour < $3${
+    value === null ? "" : ` and r.${dimension} = ${value}`
+  }`;
 }
 
 /** The environment's rollup rows of the range ($1 to $3) and filters, by bucket and group key. */
