@@ -230,7 +230,7 @@ export async function seed(sql: Sql, n: number): Promise<Seeded> {
   const [{ rows, margins }] = await sql<[{ rows: number; margins: number }]>`
     select (select count(*) from analytics_rollups where environment_id = ${envId})::int as rows,
       (select count(*) from analytics_margins where environment_id = ${envId})::int as margins`;
-  return {
+  const seeded = {
     envId,
     hashid: project.id,
     from,
@@ -239,6 +239,22 @@ export async function seed(sql: Sql, n: number): Promise<Seeded> {
     rollupRows: rows,
     marginRows: margins,
   };
+  // What a later run on this database (BENCH_REUSE_DATABASE) needs to time it again.
+  await sql`create table bench_seeded (events bigint primary key, seeded jsonb not null)`;
+  await sql`insert into bench_seeded values (${n}, ${sql.json(seeded)})`;
+  return seeded;
+}
+
+/** The seed of `n` events an earlier run left in this database, if any. */
+async function seededBefore(sql: Sql, n: number): Promise<Seeded | null> {
+  const [found] = await sql<[{ seeded: string | null }]>`
+    select to_regclass('bench_seeded')::text as seeded`;
+  if (!found.seeded) return null;
+  const [row] = await sql<{ seeded: Seeded & { from: string; to: string } }[]>`
+    select seeded from bench_seeded where events = ${n}`;
+  if (!row) return null;
+  log(`reusing the ${n} events seeded before in this database`);
+  return { ...row.seeded, from: new Date(row.seeded.from), to: new Date(row.seeded.to) };
 }
 
 interface Answer {
@@ -413,7 +429,7 @@ export async function analyticsBenchmarks(
   events: number,
 ): Promise<Row[]> {
   const { sql } = db;
-  const seeded = await seed(sql, events);
+  const seeded = await seededBefore(sql, events) ?? await seed(sql, events);
   const { envId, from, to } = seeded;
   const rows: Row[] = [];
   const [size] = await sql<[{ events: string; rollups: string; margins: string }]>`

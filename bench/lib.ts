@@ -33,9 +33,13 @@ export interface BenchDatabase {
 export async function benchDatabase(): Promise<BenchDatabase> {
   const base = Deno.env.get("BENCH_DATABASE_URL") ?? Deno.env.get("DATABASE_URL") ??
     "postgres://postgres@127.0.0.1:5432/postgres";
-  const name = `bench_${Date.now().toString(36)}`;
+  // BENCH_REUSE_DATABASE=<name> runs on a database an earlier run kept (BENCH_KEEP_DATABASE=1),
+  // and keeps it again: only `--only analytics` knows to find its seed there (bench_seeded)
+  // instead of spending half an hour writing 10M events again.
+  const reuse = Deno.env.get("BENCH_REUSE_DATABASE");
+  const name = reuse ?? `bench_${Date.now().toString(36)}`;
   const admin = postgres(base, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database "${name}"`);
+  if (!reuse) await admin.unsafe(`create database "${name}"`);
   const u = new URL(base);
   u.pathname = `/${name}`;
   const url = u.toString();
@@ -47,7 +51,7 @@ export async function benchDatabase(): Promise<BenchDatabase> {
     async close() {
       await sql.end({ timeout: 5 });
       // BENCH_KEEP_DATABASE=1 leaves it for inspection (EXPLAIN after a missed row); drop it after.
-      if (Deno.env.get("BENCH_KEEP_DATABASE") === "1") {
+      if (reuse || Deno.env.get("BENCH_KEEP_DATABASE") === "1") {
         Deno.stderr.writeSync(new TextEncoder().encode(`bench: kept database ${url}\n`));
       } else {
         await admin.unsafe(`drop database if exists "${name}" with (force)`);
