@@ -24,7 +24,7 @@ import {
  * `from` to `from + n` of `total` spread evenly over the feed's last six days, as a feed of
  * `total` events would hold them in its daily partitions.
  */
-async function fillFeed(
+export async function fillFeed(
   db: BenchDatabase,
   environmentId: number,
   hashid: string,
