@@ -21,7 +21,13 @@ import type { Clock } from "../clock.ts";
 import { accountDrops, logDrops } from "./drops.ts";
 import { isUnsealed, sealSecret } from "./secret.ts";
 import { DELIVERY_TIMEOUT_MS, type SecretsRow, signingSecrets } from "./destinations.ts";
-import { HORIZON_WAIT_MS, selectEnvironmentPage, waitForHorizon } from "../feed/feed.ts";
+import {
+  type EnvironmentPage,
+  GENERIC_PLANS,
+  HORIZON_WAIT_MS,
+  selectEnvironmentPage,
+  waitForHorizon,
+} from "../feed/feed.ts";
 import { comparePoints, type FeedPoint } from "../feed/cursor.ts";
 import { FEED_SCHEMA_VERSION } from "../feed/envelope.ts";
 import { feedRetentionCutoff } from "../feed/retention.ts";
@@ -77,6 +83,13 @@ interface Delivered {
   now: Date;
   status: number | null;
   durationMs: number;
+  /** The page after the batch, read while it was sent (#prefetch). */
+  next?: Promise<Prefetched | null>;
+}
+
+interface Prefetched {
+  page: EnvironmentPage;
+  now: Date;
 }
 
 interface Plan {
@@ -269,19 +282,28 @@ export class DeliveryWorker {
   }
 
   /**
-   * Delivers batches to one claimed destination while there are any and they succeed. The
-   * success of batch n is recorded in the transaction that plans batch n+1 (one commit and its
-   * round trips fewer per batch); if that transaction fails, batch n is sent again (at least
-   * once), never skipped. Whatever stops the loop records a success still pending first.
+   * Delivers batches to one claimed destination while there are any and they succeed.
+   *
+   * While batch n is being sent, the page that follows it is read (with the drops accounted
+   * first, as before every batch): once the receiver accepts n, one statement records that
+   * success and batch n+1 (and renews the lease), and n+1 is sent; one batch is still in flight
+   * at a time. That statement applies only if nothing changed the destination meanwhile (its
+   * batch is still n: drop accounting, the retention purge or a takeover would have cleared it,
+   * and it is not paused); otherwise, and when there are drops or nothing to send, the success
+   * is recorded in the transaction that plans the next batch (#plan). A success not recorded
+   * when the loop stops is recorded on the way out; a failure to record one means the batch is
+   * sent again (at least once), never skipped.
    */
   async #run(dest: Claimed): Promise<void> {
     let delivered: Delivered | null = null;
     let cursor: FeedPoint = { xid: dest.cursor_xid, seq: dest.cursor_seq };
+    let plan: Plan | { pendingXid: string } | null = null;
     try {
       while (!this.#stopped) {
         const pending = delivered;
         delivered = null;
-        const plan = await this.#plan(dest, cursor, pending);
+        plan = (pending && await this.#planNext(dest, pending)) ||
+          await this.#plan(dest, cursor, pending);
         if (!plan) return;
         if ("pendingXid" in plan) {
           // Committed events wait behind an older transaction still running (services/feed/feed.ts).
@@ -293,13 +315,82 @@ export class DeliveryWorker {
           `;
           return;
         }
+        const next = this.#prefetch(dest, plan.last);
         delivered = await this.#attempt(dest, plan);
-        if (!delivered) return;
+        if (!delivered) {
+          await next.catch(() => {});
+          return;
+        }
+        delivered.next = next;
         cursor = plan.last;
       }
     } finally {
-      if (delivered) await this.#recordSuccess(this.#deps.sql, dest, delivered);
+      if (delivered) {
+        await delivered.next?.catch(() => {});
+        await this.#recordSuccess(this.#deps.sql, dest, delivered);
+      }
     }
+  }
+
+  /**
+   * The page after `after`, read while the batch before it is sent: drops accounted first (in
+   * the same transaction). null when there were drops (they moved the destination and ended
+   * its batch) or nothing to send yet: #plan then takes over.
+   */
+  #prefetch(dest: Claimed, after: FeedPoint): Promise<Prefetched | null> {
+    const now = this.#deps.clock.now();
+    return this.#deps.sql.begin(async (tx) => {
+      const [drops, , page] = await Promise.all([
+        accountDrops(tx, feedRetentionCutoff(now), dest.id),
+        tx.unsafe(GENERIC_PLANS),
+        selectEnvironmentPage(tx, dest.environment_id, {
+          after,
+          eventTypes: dest.event_types,
+          limit: MAX_BATCH_EVENTS,
+        }, now),
+      ]);
+      logDrops(this.#deps.logger, drops);
+      if (drops.length > 0 || page.events.length === 0) return null;
+      return { page, now };
+    });
+  }
+
+  /**
+   * Batch n+1 from the page read while n was sent, recorded in the statement that records n's
+   * success (see #run). null when that does not apply; nothing was written then.
+   */
+  async #planNext(dest: Claimed, done: Delivered): Promise<Plan | null> {
+    const next = await done.next?.catch(() => null);
+    if (!next) return null;
+    const { plan, at, now } = done;
+    const { page } = next;
+    const last = page.hasMore ? page.events.at(-1)! : page.head;
+    const id = newMessageId();
+    const leaseUntil = new Date(this.#deps.clock.now().getTime() + this.#leaseMs);
+    const updated = await this.#deps.sql<{ attempts: number }[]>`
+      update destinations set ${advanceCursor(this.#deps.sql, plan.last)},
+        batch_id = ${id}, batch_last_xid = ${last.xid}, batch_last_seq = ${last.seq},
+        attempts = 0, next_attempt_at = null, failing_since = null,
+        last_attempt_at = ${at}, last_success_at = ${now}, last_error = null,
+        lease_expires_at = ${leaseUntil}
+      where id = ${dest.id} and lease_owner = ${this.instanceId} and batch_id = ${plan.batchId}
+        and not paused
+      returning attempts
+    `;
+    if (updated.length === 0) return null;
+    this.#deps.logger.debug("delivered", {
+      destination_id: dest.id,
+      webhook_id: plan.batchId,
+      events: plan.events.length,
+      status: done.status,
+      duration_ms: done.durationMs,
+    });
+    return {
+      batchId: id,
+      last: { xid: last.xid, seq: last.seq },
+      events: page.events,
+      attempts: 0,
+    };
   }
 
   /** Records an accepted batch: the place moves past it. False if the lease is gone. */
@@ -343,7 +434,7 @@ export class DeliveryWorker {
           limit: MAX_BATCH_EVENTS,
         }, now);
       // Sent together, run in this order: each statement sees what the ones before it did.
-      const [recorded, [row], drops, guessed] = await Promise.all([
+      const [recorded, [row], drops, , guessed] = await Promise.all([
         delivered ? this.#recordSuccess(tx, dest, delivered) : true,
         tx<
           {
@@ -362,6 +453,8 @@ export class DeliveryWorker {
           for update
         `,
         accountDrops(tx, feedRetentionCutoff(now), dest.id),
+        // After the drops, whose plan depends on the cutoff's value; before the page.
+        tx.unsafe(GENERIC_PLANS),
         readPage(delivered ? delivered.plan.last : expected),
       ]);
       if (delivered && recorded) {
