@@ -25,7 +25,16 @@ const cpuOf = async (c: postgres.Sql) => {
   return (Number(f[11]) + Number(f[12])) * 1000 / tick; // ms
 };
 const custom = postgres(db.url, { max: 1 });
-const generic = postgres(db.url, { max: 1, connection: { plan_cache_mode: "force_generic_plan" } });
+const generic = postgres(db.url, {
+  max: 1,
+  // What planUnfilteredPageOnce sets (services/feed/feed.ts).
+  connection: {
+    plan_cache_mode: "force_generic_plan",
+    enable_seqscan: "off",
+    enable_bitmapscan: "off",
+    enable_sort: "off",
+  },
+});
 const out: Record<string, number[]> = {};
 for (const limit of [1000, 100]) {
   const [last] = await db

@@ -23,8 +23,8 @@ import { isUnsealed, sealSecret } from "./secret.ts";
 import { DELIVERY_TIMEOUT_MS, type SecretsRow, signingSecrets } from "./destinations.ts";
 import {
   type EnvironmentPage,
-  GENERIC_PLANS,
   HORIZON_WAIT_MS,
+  planUnfilteredPageOnce,
   selectEnvironmentPage,
   waitForHorizon,
 } from "../feed/feed.ts";
@@ -342,7 +342,7 @@ export class DeliveryWorker {
     return this.#deps.sql.begin(async (tx) => {
       const [drops, , page] = await Promise.all([
         accountDrops(tx, feedRetentionCutoff(now), dest.id),
-        tx.unsafe(GENERIC_PLANS),
+        planUnfilteredPageOnce(tx, dest.event_types),
         selectEnvironmentPage(tx, dest.environment_id, {
           after,
           eventTypes: dest.event_types,
@@ -454,7 +454,7 @@ export class DeliveryWorker {
         `,
         accountDrops(tx, feedRetentionCutoff(now), dest.id),
         // After the drops, whose plan depends on the cutoff's value; before the page.
-        tx.unsafe(GENERIC_PLANS),
+        planUnfilteredPageOnce(tx, dest.event_types),
         readPage(delivered ? delivered.plan.last : expected),
       ]);
       if (delivered && recorded) {
