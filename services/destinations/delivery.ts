@@ -21,7 +21,13 @@ import type { Clock } from "../clock.ts";
 import { accountDrops, logDrops } from "./drops.ts";
 import { isUnsealed, sealSecret } from "./secret.ts";
 import { DELIVERY_TIMEOUT_MS, type SecretsRow, signingSecrets } from "./destinations.ts";
-import { HORIZON_WAIT_MS, selectEnvironmentPage, waitForHorizon } from "../feed/feed.ts";
+import {
+  type EnvironmentPage,
+  HORIZON_WAIT_MS,
+  planUnfilteredPageOnce,
+  selectEnvironmentPage,
+  waitForHorizon,
+} from "../feed/feed.ts";
 import { comparePoints, type FeedPoint } from "../feed/cursor.ts";
 import { FEED_SCHEMA_VERSION } from "../feed/envelope.ts";
 import { feedRetentionCutoff } from "../feed/retention.ts";
@@ -65,6 +71,25 @@ interface Claimed extends SecretsRow {
   environment_id: number;
   url: string;
   event_types: string[];
+  cursor_xid: string;
+  cursor_seq: string;
+}
+
+/** A batch the receiver accepted, still to be recorded (see #run). */
+interface Delivered {
+  plan: Plan;
+  /** When the attempt started, and when its answer came. */
+  at: Date;
+  now: Date;
+  status: number | null;
+  durationMs: number;
+  /** The page after the batch, read while it was sent (#prefetch). */
+  next?: Promise<Prefetched | null>;
+}
+
+interface Prefetched {
+  page: EnvironmentPage;
+  now: Date;
 }
 
 interface Plan {
@@ -235,7 +260,8 @@ export class DeliveryWorker {
       ) due
       where d.id = due.id
       returning d.id, d.environment_id, d.url, d.event_types, d.secret_sealed,
-        d.previous_secret_sealed, d.previous_secret_expires_at
+        d.previous_secret_sealed, d.previous_secret_expires_at, d.cursor_xid::text,
+        d.cursor_seq::text
     `;
     for (const dest of claimed) {
       const run = this.#run(dest)
@@ -255,64 +281,202 @@ export class DeliveryWorker {
     return claimed.length;
   }
 
-  /** Delivers batches to one claimed destination while there are any and they succeed. */
+  /**
+   * Delivers batches to one claimed destination while there are any and they succeed.
+   *
+   * While batch n is being sent, the page that follows it is read (with the drops accounted
+   * first, as before every batch): once the receiver accepts n, one statement records that
+   * success and batch n+1 (and renews the lease), and n+1 is sent; one batch is still in flight
+   * at a time. That statement applies only if nothing changed the destination meanwhile (its
+   * batch is still n: drop accounting, the retention purge or a takeover would have cleared it,
+   * and it is not paused); otherwise, and when there are drops or nothing to send, the success
+   * is recorded in the transaction that plans the next batch (#plan). A success not recorded
+   * when the loop stops is recorded on the way out; a failure to record one means the batch is
+   * sent again (at least once), never skipped.
+   */
   async #run(dest: Claimed): Promise<void> {
-    while (!this.#stopped) {
-      const plan = await this.#plan(dest);
-      if (!plan) return;
-      if ("pendingXid" in plan) {
-        // Committed events wait behind an older transaction still running (services/feed/feed.ts).
-        // Waited for here, outside the plan's transaction, whose own id would hold them back.
-        if (await waitForHorizon(this.#deps.sql, plan.pendingXid, HORIZON_WAIT_MS)) continue;
-        await this.#deps.sql`
-          update destinations set lease_owner = null, lease_expires_at = null
-          where id = ${dest.id} and lease_owner = ${this.instanceId}
-        `;
-        return;
+    let delivered: Delivered | null = null;
+    let cursor: FeedPoint = { xid: dest.cursor_xid, seq: dest.cursor_seq };
+    let plan: Plan | { pendingXid: string } | null = null;
+    try {
+      while (!this.#stopped) {
+        const pending = delivered;
+        delivered = null;
+        plan = (pending && await this.#planNext(dest, pending)) ||
+          await this.#plan(dest, cursor, pending);
+        if (!plan) return;
+        if ("pendingXid" in plan) {
+          // Committed events wait behind an older transaction still running (services/feed/feed.ts).
+          // Waited for here, outside the plan's transaction, whose own id would hold them back.
+          if (await waitForHorizon(this.#deps.sql, plan.pendingXid, HORIZON_WAIT_MS)) continue;
+          await this.#deps.sql`
+            update destinations set lease_owner = null, lease_expires_at = null
+            where id = ${dest.id} and lease_owner = ${this.instanceId}
+          `;
+          return;
+        }
+        const next = this.#prefetch(dest, plan.last);
+        delivered = await this.#attempt(dest, plan);
+        if (!delivered) {
+          await next.catch(() => {});
+          return;
+        }
+        delivered.next = next;
+        cursor = plan.last;
       }
-      const ok = await this.#attempt(dest, plan);
-      if (!ok) return;
+    } finally {
+      if (delivered) {
+        await delivered.next?.catch(() => {});
+        await this.#recordSuccess(this.#deps.sql, dest, delivered);
+      }
     }
   }
 
   /**
-   * In one transaction holding the destination row: account drops, then take the batch in
-   * flight (retry) or form the next one and record it, and renew the lease. null: nothing to
-   * send (the cursor moved past events filtered out), or the lease is gone. `pendingXid`:
-   * nothing to send yet, but committed events will be once the feed's horizon passes it; the
-   * lease is kept.
+   * The page after `after`, read while the batch before it is sent: drops accounted first (in
+   * the same transaction). null when there were drops (they moved the destination and ended
+   * its batch) or nothing to send yet: #plan then takes over.
    */
-  #plan(dest: Claimed): Promise<Plan | { pendingXid: string } | null> {
+  #prefetch(dest: Claimed, after: FeedPoint): Promise<Prefetched | null> {
     const now = this.#deps.clock.now();
     return this.#deps.sql.begin(async (tx) => {
-      const [row] = await tx<
-        {
-          cursor_xid: string;
-          cursor_seq: string;
-          batch_id: string | null;
-          batch_last_xid: string | null;
-          batch_last_seq: string | null;
-          attempts: number;
-          paused: boolean;
-        }[]
-      >`
-        select cursor_xid::text, cursor_seq::text, batch_id, batch_last_xid::text,
-          batch_last_seq::text, attempts, paused
-        from destinations where id = ${dest.id} and lease_owner = ${this.instanceId}
-        for update
-      `;
-      if (!row || row.paused) return null;
-      const drops = await accountDrops(tx, feedRetentionCutoff(now), dest.id);
+      const [drops, , page] = await Promise.all([
+        accountDrops(tx, feedRetentionCutoff(now), dest.id),
+        planUnfilteredPageOnce(tx, dest.event_types),
+        selectEnvironmentPage(tx, dest.environment_id, {
+          after,
+          eventTypes: dest.event_types,
+          limit: MAX_BATCH_EVENTS,
+        }, now),
+      ]);
       logDrops(this.#deps.logger, drops);
+      if (drops.length > 0 || page.events.length === 0) return null;
+      return { page, now };
+    });
+  }
+
+  /**
+   * Batch n+1 from the page read while n was sent, recorded in the statement that records n's
+   * success (see #run). null when that does not apply; nothing was written then.
+   */
+  async #planNext(dest: Claimed, done: Delivered): Promise<Plan | null> {
+    const next = await done.next?.catch(() => null);
+    if (!next) return null;
+    const { plan, at, now } = done;
+    const { page } = next;
+    const last = page.hasMore ? page.events.at(-1)! : page.head;
+    const id = newMessageId();
+    const leaseUntil = new Date(this.#deps.clock.now().getTime() + this.#leaseMs);
+    const updated = await this.#deps.sql<{ attempts: number }[]>`
+      update destinations set ${advanceCursor(this.#deps.sql, plan.last)},
+        batch_id = ${id}, batch_last_xid = ${last.xid}, batch_last_seq = ${last.seq},
+        attempts = 0, next_attempt_at = null, failing_since = null,
+        last_attempt_at = ${at}, last_success_at = ${now}, last_error = null,
+        lease_expires_at = ${leaseUntil}
+      where id = ${dest.id} and lease_owner = ${this.instanceId} and batch_id = ${plan.batchId}
+        and not paused
+      returning attempts
+    `;
+    if (updated.length === 0) return null;
+    this.#deps.logger.debug("delivered", {
+      destination_id: dest.id,
+      webhook_id: plan.batchId,
+      events: plan.events.length,
+      status: done.status,
+      duration_ms: done.durationMs,
+    });
+    return {
+      batchId: id,
+      last: { xid: last.xid, seq: last.seq },
+      events: page.events,
+      attempts: 0,
+    };
+  }
+
+  /** Records an accepted batch: the place moves past it. False if the lease is gone. */
+  async #recordSuccess(db: Db, dest: Claimed, done: Delivered): Promise<boolean> {
+    const { plan, at, now } = done;
+    const updated = await db`
+      update destinations set ${advanceCursor(db, plan.last)},
+        batch_id = case when batch_id = ${plan.batchId} then null else batch_id end,
+        batch_last_xid = case when batch_id = ${plan.batchId} then null else batch_last_xid end,
+        batch_last_seq = case when batch_id = ${plan.batchId} then null else batch_last_seq end,
+        attempts = 0, next_attempt_at = null, failing_since = null,
+        last_attempt_at = ${at}, last_success_at = ${now}, last_error = null
+      where id = ${dest.id} and lease_owner = ${this.instanceId}
+      returning id
+    `;
+    return updated.length > 0; // else deleted, or another instance took over
+  }
+
+  /**
+   * In one transaction holding the destination row: record the previous batch's success
+   * (`delivered`), account drops, then take the batch in flight (retry) or form the next one
+   * and record it, and renew the lease. null: nothing to send (the cursor moved past events
+   * filtered out), or the lease is gone. `pendingXid`: nothing to send yet, but committed
+   * events will be once the feed's horizon passes it; the lease is kept.
+   *
+   * `expected` is where the destination's place should be (from the claim, or the batch just
+   * delivered): the page is read from there in the same round trip as the row, the success and
+   * the drops, and read again only if the row says otherwise.
+   */
+  #plan(
+    dest: Claimed,
+    expected: FeedPoint,
+    delivered: Delivered | null,
+  ): Promise<Plan | { pendingXid: string } | null> {
+    const now = this.#deps.clock.now();
+    return this.#deps.sql.begin(async (tx) => {
+      const readPage = (after: FeedPoint) =>
+        selectEnvironmentPage(tx, dest.environment_id, {
+          after,
+          eventTypes: dest.event_types,
+          limit: MAX_BATCH_EVENTS,
+        }, now);
+      // Sent together, run in this order: each statement sees what the ones before it did.
+      const [recorded, [row], drops, , guessed] = await Promise.all([
+        delivered ? this.#recordSuccess(tx, dest, delivered) : true,
+        tx<
+          {
+            cursor_xid: string;
+            cursor_seq: string;
+            batch_id: string | null;
+            batch_last_xid: string | null;
+            batch_last_seq: string | null;
+            attempts: number;
+            paused: boolean;
+          }[]
+        >`
+          select cursor_xid::text, cursor_seq::text, batch_id, batch_last_xid::text,
+            batch_last_seq::text, attempts, paused
+          from destinations where id = ${dest.id} and lease_owner = ${this.instanceId}
+          for update
+        `,
+        accountDrops(tx, feedRetentionCutoff(now), dest.id),
+        // After the drops, whose plan depends on the cutoff's value; before the page.
+        planUnfilteredPageOnce(tx, dest.event_types),
+        readPage(delivered ? delivered.plan.last : expected),
+      ]);
+      if (delivered && recorded) {
+        this.#deps.logger.debug("delivered", {
+          destination_id: dest.id,
+          webhook_id: delivered.plan.batchId,
+          events: delivered.plan.events.length,
+          status: delivered.status,
+          duration_ms: delivered.durationMs,
+        });
+      }
+      // Drops are counted even when the row is not ours (paused, or the lease gone): as the
+      // retention purge would count them, under the row's lock.
+      logDrops(this.#deps.logger, drops);
+      if (!row || row.paused) return null;
       let cursor: FeedPoint = { xid: row.cursor_xid, seq: row.cursor_seq };
       const through = drops[0]?.through;
       if (through && comparePoints(through, cursor) > 0) cursor = through;
       const batchId = drops.length > 0 ? null : row.batch_id;
-      const page = await selectEnvironmentPage(tx, dest.environment_id, {
-        after: cursor,
-        eventTypes: dest.event_types,
-        limit: MAX_BATCH_EVENTS,
-      }, now);
+      const page = comparePoints(cursor, delivered ? delivered.plan.last : expected) === 0
+        ? guessed
+        : await readPage(cursor);
       const leaseUntil = new Date(now.getTime() + this.#leaseMs);
       if (batchId !== null && row.batch_last_xid !== null && row.batch_last_seq !== null) {
         // A retry: the same events. Nothing can have joined (no event appears before the
@@ -358,8 +522,11 @@ export class DeliveryWorker {
     });
   }
 
-  /** One POST of the plan; records the outcome. True on success. */
-  async #attempt(dest: Claimed, plan: Plan): Promise<boolean> {
+  /**
+   * One POST of the plan. On success, what to record (by #plan or #run: see #run); on failure,
+   * the retry is recorded here and null returned.
+   */
+  async #attempt(dest: Claimed, plan: Plan): Promise<Delivered | null> {
     const { sql, clock, logger, config, cursorSecret } = this.#deps;
     let body = `{"schema_version":${FEED_SCHEMA_VERSION},"events":[`;
     for (let i = 0; i < plan.events.length; i++) {
@@ -380,25 +547,7 @@ export class DeliveryWorker {
     }
     const now = clock.now();
     if (result.error === null) {
-      const updated = await sql`
-        update destinations set ${advanceCursor(sql, plan.last)},
-          batch_id = case when batch_id = ${plan.batchId} then null else batch_id end,
-          batch_last_xid = case when batch_id = ${plan.batchId} then null else batch_last_xid end,
-          batch_last_seq = case when batch_id = ${plan.batchId} then null else batch_last_seq end,
-          attempts = 0, next_attempt_at = null, failing_since = null,
-          last_attempt_at = ${at}, last_success_at = ${now}, last_error = null
-        where id = ${dest.id} and lease_owner = ${this.instanceId}
-        returning id
-      `;
-      if (updated.length === 0) return false; // deleted, or another instance took over
-      logger.debug("delivered", {
-        destination_id: dest.id,
-        webhook_id: plan.batchId,
-        events: plan.events.length,
-        status: result.status,
-        duration_ms: result.durationMs,
-      });
-      return true;
+      return { plan, at, now, status: result.status, durationMs: result.durationMs };
     }
     const attempt = plan.attempts + 1;
     const delay = retryDelayMs(attempt, result.retryAfterMs, this.#backoff);
@@ -421,6 +570,6 @@ export class DeliveryWorker {
       error: result.error,
       retry_in_ms: delay,
     });
-    return false;
+    return null;
   }
 }

@@ -31,6 +31,27 @@ export const DEFAULT_FEED_LIMIT = 100;
 export const HORIZON_WAIT_MS = 1_000;
 export const MAX_FEED_LIMIT = 1000;
 
+/**
+ * Sent in a transaction before an unfiltered page is read (and after any statement whose plan
+ * depends on its parameters' values, such as drop accounting): the page is then planned once
+ * per connection, not at every call. PostgreSQL otherwise replans it every time (custom plans
+ * over every daily partition, twice): 1.5–4.7 ms of its CPU per page in EXPLAIN, more than the
+ * page's execution. The unfiltered page has one right plan, whatever the statistics say: walk
+ * the position index of each partition from the cursor and merge. The other settings keep the
+ * cached plan on it: a plan made while a day's partition is still empty and unanalysed would
+ * otherwise scan and sort that partition for as long as the plan lives (measured: 12–27 ms per
+ * page against 2–5 ms). A filtered page merges per-type walks under a final sort, and is left
+ * to the planner at every call.
+ */
+export function planUnfilteredPageOnce(db: Db, eventTypes: readonly string[]) {
+  return eventTypes.length > 0 ? Promise.resolve([]) : db`
+    select set_config('plan_cache_mode', 'force_generic_plan', true),
+      set_config('enable_seqscan', 'off', true),
+      set_config('enable_bitmapscan', 'off', true),
+      set_config('enable_sort', 'off', true)
+  `;
+}
+
 const KNOWN_TYPES: ReadonlySet<string> = new Set(FEED_EVENT_TYPES);
 
 export interface FeedDeps {
@@ -110,9 +131,10 @@ export async function readFeedPage(
     const query = parseFeedQuery(deps.cursorSecret, reader.environmentId, input);
     // Admitted: the two writes and the page go out together, in one round trip. The page is
     // one statement with its own snapshot, taken after every earlier capture committed.
-    const [, , page] = await Promise.all([
+    const [, , , page] = await Promise.all([
       recordRateHit(tx, reader.tokenId, now),
       touchFeedToken(tx, reader.tokenId, now),
+      planUnfilteredPageOnce(tx, query.eventTypes),
       selectPage(tx, deps.cursorSecret, reader.environmentId, query, now),
     ]);
     return { page, environmentId: reader.environmentId, query };
