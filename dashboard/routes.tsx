@@ -161,6 +161,10 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
     const name = oidcName ?? "the provider";
     const minutes = Math.ceil((err.retryAfter ?? 60) / 60);
     const why: Record<OidcRefusal, [string, 400 | 403 | 503]> = {
+      started: [
+        `Too many sign-ins with ${name} are under way. Try again in ${minutes} minutes, or sign in with your password.`,
+        503,
+      ],
       provider: [
         `${name} could not be reached. Try again later, or sign in with your password.`,
         503,
@@ -200,7 +204,12 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
       return page(c, <ErrorPage status={404} message="There is no such page." />, 404);
     }
     try {
-      const { key, authorizationUrl } = await startOidcLogin(sql, clock, oidcProvider);
+      const { key, authorizationUrl } = await startOidcLogin(
+        sql,
+        clock,
+        oidcProvider,
+        clientAddress(c, config.trustProxy),
+      );
       // Lax: the provider sends the browser back with a cross-site top-level GET.
       setCookie(c, OIDC_COOKIE, key, {
         path: OIDC_COOKIE_PATH,
@@ -212,10 +221,14 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
       return c.redirect(authorizationUrl.href, 303);
     } catch (err) {
       if (!(err instanceof OidcRefused)) throw err;
-      deps.logger.warn("oidc provider unavailable", {
-        request_id: c.get("requestId"),
-        ...safeErrorFields(err.cause),
-      });
+      if (err.reason === "started") {
+        deps.logger.warn("oidc sign-in starts limited", { request_id: c.get("requestId") });
+      } else {
+        deps.logger.warn("oidc provider unavailable", {
+          request_id: c.get("requestId"),
+          ...safeErrorFields(err.cause),
+        });
+      }
       return oidcRefusal(c, err);
     }
   });

@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { ConfigError, resolveConfig } from "../config.ts";
 import { PASSWORD_MAX_FAILURES, PASSWORD_WINDOW_MS } from "../services/access/password_limit.ts";
-import { LOGIN_TTL_MS } from "../services/access/oidc.ts";
+import { LOGIN_TTL_MS, MAX_PENDING_PER_ADDRESS } from "../services/access/oidc.ts";
 import { createLogger } from "../services/log.ts";
 import { ManualClock } from "./helpers/clock.ts";
 import {
@@ -352,6 +352,37 @@ Deno.test("a login left for more than 10 minutes has expired", async () => {
     select count(*)::int as n from oidc_logins where expires_at <= ${clock.now()}
   `;
   assert.equal(row!.n, 0);
+});
+
+Deno.test("logins under way are capped per address: starting is unauthenticated and writes a row", async () => {
+  freshWindow();
+  clock.advance(LOGIN_TTL_MS + 1000);
+  const pending = async () => {
+    const [row] = await srv.sql<{ n: number }[]>`
+      select count(*)::int as n from oidc_logins where expires_at > ${clock.now()}
+    `;
+    return row!.n;
+  };
+  assert.equal(await pending(), 0);
+  for (let i = 0; i < MAX_PENDING_PER_ADDRESS; i++) await startLogin();
+  assert.equal(await pending(), MAX_PENDING_PER_ADDRESS);
+  const res = await fetch(`${srv.url}/dashboard/sign-in/oidc`, { redirect: "manual" });
+  assert.equal(res.status, 503);
+  assert.ok(Number(res.headers.get("retry-after")) > 0);
+  assert.match(await res.text(), /Too many sign-ins with Example ID are under way/);
+  assert.equal(res.headers.getSetCookie().length, 0, "no login cookie");
+  assert.equal(await pending(), MAX_PENDING_PER_ADDRESS, "nothing written");
+  // Password sign-in is not affected, and the logins free their places as they expire.
+  const password = await fetch(`${srv.url}/dashboard/sign-in`, {
+    method: "POST",
+    body: new URLSearchParams({ email: "ada@example.test", password: "wrong password, long" }),
+    redirect: "manual",
+  });
+  await password.body?.cancel();
+  assert.equal(password.status, 401);
+  clock.advance(LOGIN_TTL_MS + 1000);
+  await startLogin();
+  assert.equal(await pending(), 1);
 });
 
 Deno.test("refused logins count against the address's sign-in failures", async () => {

@@ -16,6 +16,7 @@ import type { OidcConfig } from "../../config.ts";
 import type { Db, Sql } from "../../db/connect.ts";
 import type { Clock } from "../clock.ts";
 import type { Logger } from "../log.ts";
+import { limitKey } from "../admin_token_limit.ts";
 import { hashSecret, randomToken } from "../secrets.ts";
 import { type Session, startAccountSession } from "../sessions.ts";
 import {
@@ -30,6 +31,15 @@ const DISCOVERY_TTL_MS = 60 * 60_000;
 /** Seconds openid-client waits for the provider (discovery, token, userinfo). */
 const PROVIDER_TIMEOUT_S = 10;
 const PRUNE_BATCH = 100;
+/**
+ * Logins under way one address may have (an IPv6 address counts by its /64), and all addresses
+ * together: starting one is unauthenticated and writes a row, so these bound what anyone can make
+ * the table hold (about 150 bytes a row). Generous enough for a company behind one NAT address.
+ */
+export const MAX_PENDING_PER_ADDRESS = 100;
+export const MAX_PENDING = 100_000;
+// The first key of pg_advisory_xact_lock(int, int); the second is a hash of the address.
+const LOCK_NAMESPACE = 4_242_023;
 const SCOPE = "openid email profile";
 
 /**
@@ -38,9 +48,11 @@ const SCOPE = "openid email profile";
  * under way for this browser (never started, used already, or older than LOGIN_TTL_MS);
  * `invalid`: the response failed a check (state, issuer, audience, nonce, signature, PKCE);
  * `unverified`: the provider does not vouch for the email; `unknown`: no account has it;
- * `rate_limited`: too many failed sign-ins from this address.
+ * `rate_limited`: too many failed sign-ins from this address; `started`: too many logins under
+ * way from this address, or in all (MAX_PENDING_PER_ADDRESS, MAX_PENDING).
  */
 export type OidcRefusal =
+  | "started"
   | "provider"
   | "cancelled"
   | "expired"
@@ -106,6 +118,7 @@ export async function startOidcLogin(
   sql: Sql,
   clock: Clock,
   provider: OidcProvider,
+  address: string,
 ): Promise<{ key: string; authorizationUrl: URL }> {
   let configuration: oidc.Configuration;
   try {
@@ -116,18 +129,43 @@ export async function startOidcLogin(
   const key = randomToken(32);
   const { state, nonce, verifier } = loginSecrets(key);
   const now = clock.now();
-  // Logins never finished go when another starts, a bounded batch at a time (no job needed).
-  await sql.begin(async (tx) => {
+  const from = limitKey(address);
+  const retryAfter = await sql.begin(async (tx) => {
+    // Logins never finished go when another starts, a bounded batch at a time (no job needed).
     await tx`
       delete from oidc_logins where key_hash = any(array(
         select key_hash from oidc_logins where expires_at <= ${now} limit ${PRUNE_BATCH}
       ))
     `;
-    await tx`
-      insert into oidc_logins (key_hash, created_at, expires_at)
-      values (${hashSecret(key)}, ${now}, ${new Date(now.getTime() + LOGIN_TTL_MS)})
+    // Counted and inserted under one lock per address shared by every instance, so parallel
+    // starts cannot all slip under the cap. The total is read without it: it may overshoot by
+    // the starts in flight at once, which is all a bound on the table needs.
+    await tx`select pg_advisory_xact_lock(${LOCK_NAMESPACE}::int, hashtext(${from}))`;
+    const [counts] = await tx<[{ mine: number; all: number; oldest: Date | null }]>`
+      select
+        (select count(*)::int from (
+          select 1 from oidc_logins where address = ${from} and expires_at > ${now}
+          limit ${MAX_PENDING_PER_ADDRESS}
+        ) m) as mine,
+        (select count(*)::int from (
+          select 1 from oidc_logins where expires_at > ${now} limit ${MAX_PENDING}
+        ) a) as all,
+        (select min(expires_at) from oidc_logins where address = ${from} and expires_at > ${now})
+          as oldest
     `;
+    if (counts.mine >= MAX_PENDING_PER_ADDRESS || counts.all >= MAX_PENDING) {
+      const until = counts.mine >= MAX_PENDING_PER_ADDRESS && counts.oldest
+        ? counts.oldest.getTime()
+        : now.getTime() + LOGIN_TTL_MS;
+      return Math.max(1, Math.ceil((until - now.getTime()) / 1000));
+    }
+    await tx`
+      insert into oidc_logins (key_hash, address, created_at, expires_at)
+      values (${hashSecret(key)}, ${from}, ${now}, ${new Date(now.getTime() + LOGIN_TTL_MS)})
+    `;
+    return 0;
   });
+  if (retryAfter > 0) throw new OidcRefused("started", retryAfter);
   const authorizationUrl = oidc.buildAuthorizationUrl(configuration, {
     redirect_uri: provider.config.redirectUrl,
     scope: SCOPE,
