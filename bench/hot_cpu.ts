@@ -202,7 +202,15 @@ try {
     const line = Object.entries(figures).filter(([, xs]) => xs.length > 0).map(([k, xs]) =>
       `${k} ${median(xs).toFixed(1)} µs [${xs.map((x) => x.toFixed(1)).join(", ")}]`
     ).join("; ");
-    print(`${name}: ${line}`);
+    // Rounds alternate, so each base round has its current one beside it: the ratio of each
+    // pair cancels most of the load's drift between rounds.
+    const pairs = base ? figures.current!.map((c, i) => c / figures.base![i]!) : [];
+    const paired = pairs.length > 0
+      ? `; current/base per pair: median ${median(pairs).toFixed(2)}, lower in ${
+        pairs.filter((r) => r < 1).length
+      } of ${pairs.length}`
+      : "";
+    print(`${name}: ${line}${paired}`);
   }
 } finally {
   await db.close();

@@ -51,8 +51,7 @@ const PLAIN_ID = /^[\w\-=]{1,255}$/;
 export function requestFrame(logger: Logger): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const start = performance.now();
-    const given = c.req.raw.headers.get("X-Request-Id");
-    const id = given !== null && PLAIN_ID.test(given) ? given : nextRequestId();
+    const id = requestIdOf(c.req.raw);
     c.set("requestId", id);
     // A refused body's 413 is returned, not set: hono's chain would have set it.
     const refused = await limitBody(c, next);
@@ -69,12 +68,30 @@ export function requestFrame(logger: Logger): MiddlewareHandler<AppEnv> {
         c.res = res;
       }
     }
-    logger.info("request", {
-      request_id: id,
-      method: c.req.method,
-      path: c.req.path,
-      status: res.status,
-      ms: Math.round((performance.now() - start) * 10) / 10,
-    });
+    logRequest(logger, id, c.req.method, c.req.path, res.status, start);
   };
+}
+
+/** The request's id: the client's X-Request-Id when plain, else a new one. */
+export function requestIdOf(req: Request): string {
+  const given = req.headers.get("X-Request-Id");
+  return given !== null && PLAIN_ID.test(given) ? given : nextRequestId();
+}
+
+/** The access log line of a request that started at `start` (performance.now()). */
+export function logRequest(
+  logger: Logger,
+  id: string,
+  method: string,
+  path: string,
+  status: number,
+  start: number,
+): void {
+  logger.info("request", {
+    request_id: id,
+    method,
+    path,
+    status,
+    ms: Math.round((performance.now() - start) * 10) / 10,
+  });
 }
