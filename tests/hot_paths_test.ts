@@ -1,6 +1,7 @@
 // The SDK link lookup is answered before hono's routing (rest/sdk.ts sdkLinkFastPath): its
 // answers, log lines and request ids are those of every other route, and the requests it leaves
-// to hono (HEAD, a path to decode) get the same answers.
+// to hono (HEAD, a path to decode) get the same answers. The link host's hits, the other hot
+// path, have the same frame, and one-segment paths of other routes stay theirs.
 import assert from "node:assert/strict";
 import { createLogger } from "../services/log.ts";
 import { generateLink } from "./helpers/sdk.ts";
@@ -70,4 +71,35 @@ Deno.test("the SDK link lookup answers, logs and maps errors as every route does
   assertError(encoded, 404, "not_found");
   const deeper = await call(srv.url, "GET", `/api/v1/sdk/link/${path}/more`, { headers: sdk });
   assertError(deeper, 404, "not_found");
+});
+
+Deno.test("the link host's hits are answered and logged as every route's, and other routes keep their paths", async () => {
+  const path = await generateLink(srv.url, project.key, "production", {
+    title: "Hot",
+    desktop_custom_redirect: { url: "https://example.com/hot" },
+  });
+  const hit = await call(srv.url, "GET", `/${path}?utm=1`, {
+    headers: { "User-Agent": "Mozilla/5.0 (X11; Linux x86_64) Firefox/130.0" },
+  });
+  assert.equal(hit.status, 302);
+  assert.equal(hit.headers.get("location"), "https://example.com/hot");
+  assert.deepEqual(requestLine(hit.headers.get("x-request-id")), {
+    msg: "request",
+    method: "GET",
+    path: `/${path}`,
+    status: 302,
+  });
+  const missing = await call(srv.url, "GET", "/nothing-here", {});
+  assert.equal(missing.status, 404);
+  assert.equal(missing.headers.get("content-type"), "text/html; charset=utf-8");
+  assert.equal(requestLine(missing.headers.get("x-request-id")).status, 404);
+  // One-segment paths of other routes are theirs, not links.
+  const health = await call(srv.url, "GET", "/healthz", {});
+  assert.equal(health.status, 200);
+  const docs = await call(srv.url, "GET", "/docs", {});
+  assert.equal(docs.status, 200);
+  assert.match(docs.headers.get("content-type") ?? "", /text\/html/);
+  const api = await call(srv.url, "GET", "/api", {});
+  assertError(api, 404, "not_found");
+  await srv.views.flush();
 });
