@@ -1,5 +1,4 @@
 import { Hono } from "hono";
-import { requestId } from "hono/request-id";
 import { createGraphQLHandler } from "./resolvers/yoga.ts";
 import { dashboardRoutes } from "./dashboard/routes.tsx";
 import { accessRoutes } from "./rest/access_routes.ts";
@@ -8,7 +7,7 @@ import { destinationRoutes } from "./rest/destinations.ts";
 import { adminDashboardRoutes } from "./rest/admin_dashboard.ts";
 import type { AppEnv } from "./rest/deps.ts";
 import { errorResponse, toErrorResponse } from "./rest/errors.ts";
-import { accessLog, limitBody, nextRequestId } from "./rest/middleware.ts";
+import { requestFrame } from "./rest/middleware.ts";
 import { exportRoutes } from "./rest/export.ts";
 import { analyticsRoutes } from "./rest/analytics.ts";
 import { feedRoutes } from "./rest/feed.ts";
@@ -18,7 +17,7 @@ import { linkRoutes } from "./rest/links.ts";
 import { linkCsvRoutes } from "./rest/link_csv.ts";
 import { pageRoutes } from "./pages/routes.ts";
 import { opsRoutes } from "./rest/ops.ts";
-import { sdkRoutes } from "./rest/sdk.ts";
+import { sdkLinkFastPath, sdkRoutes } from "./rest/sdk.ts";
 import type { AppDeps } from "./services/deps.ts";
 import { LiveTails } from "./services/live_tail.ts";
 import { clientAddress } from "./inputs/headers.ts";
@@ -33,9 +32,8 @@ export function createApp(given: AppDeps): Hono<AppEnv> {
     ? given
     : { ...given, liveTails: new LiveTails(given, { wakeup: null }) };
   const app = new Hono<AppEnv>();
-  app.use("*", requestId({ generator: nextRequestId }));
-  app.use("*", accessLog(deps.logger));
-  app.use("*", limitBody);
+  // Request id, access log line and body limit (rest/middleware.ts).
+  app.use("*", requestFrame(deps.logger));
 
   app.route("/", opsRoutes(deps));
   const graphql = createGraphQLHandler(deps);
@@ -70,5 +68,11 @@ export function createApp(given: AppDeps): Hono<AppEnv> {
 
   app.notFound(() => errorResponse("not_found", "no such route"));
   app.onError((err, c) => toErrorResponse(err, deps.logger, c.get("requestId")));
+
+  // The hottest route, answered before hono's routing and context with the same frame
+  // (rest/sdk.ts sdkLinkFastPath); every other request goes through hono.
+  const lookup = sdkLinkFastPath(deps);
+  const dispatch = app.fetch;
+  app.fetch = (req, env, ctx) => lookup(req) ?? dispatch(req, env, ctx);
   return app;
 }

@@ -55,16 +55,6 @@ export function requestHost(hostHeader: string | undefined, linkBaseUrl: string)
 }
 
 /**
- * The projects served on `host`: the one whose link domain it is, or, on the default host,
- * every project without one (link domains are never the default host: projects.ts refuses
- * it, and inputs/project_settings.ts refuses IP addresses and single labels). SQL over `projects p`, so
- * the link host resolves host and path in one query.
- */
-export function servedOnHost(db: Db, host: LinkHost) {
-  return db`(p.link_domain = ${host.name} or (${host.isDefault} and p.link_domain is null))`;
-}
-
-/**
  * The apps the association files of `host` declare: on a project's link domain, that project's;
  * on the default host, only the project the instance admin names as its owner
  * (DEFAULT_HOST_APPS_PROJECT), and only while it has no link domain of its own; otherwise none.

@@ -77,6 +77,31 @@ Deno.test("GET /:path redirects iPhone, iPad, Android and desktop to their own c
   assert.equal(await views(path), cases.length);
 });
 
+Deno.test("the hot paths' plain answers carry X-Request-Id too: the client's own when plain, else a new one", async () => {
+  const path = await generateLink(srv.url, project.key, "production", { title: "R", ...REDIRECTS });
+  const sdk = { "PROJECT-KEY": project.key, ENVIRONMENT: "production" };
+  const answers = [
+    await hit(path, UA.iphone),
+    await hit(path, UA.iphone, "HEAD"),
+    await hit("no-such-link", UA.iphone),
+    await call(srv.url, "GET", `/api/v1/sdk/link/${path}`, { headers: sdk }),
+    await call(srv.url, "GET", "/api/v1/sdk/link/no-such-link", { headers: sdk }),
+  ];
+  assert.deepEqual(answers.map((r) => r.status), [302, 302, 404, 200, 404]);
+  const ids = answers.map((r) => r.headers.get("x-request-id"));
+  for (const id of ids) assert.match(id ?? "", /^[0-9a-f]{8}-[0-9a-z]+$/);
+  assert.equal(new Set(ids).size, ids.length);
+  const own = await call(srv.url, "GET", `/${path}`, {
+    headers: { "User-Agent": UA.desktop, "X-Request-Id": "client-id=1" },
+  });
+  assert.equal(own.headers.get("x-request-id"), "client-id=1");
+  const odd = await call(srv.url, "GET", `/api/v1/sdk/link/${path}`, {
+    headers: { ...sdk, "X-Request-Id": "not plain!" },
+  });
+  assert.match(odd.headers.get("x-request-id") ?? "", /^[0-9a-f]{8}-[0-9a-z]+$/);
+  await views(path);
+});
+
 Deno.test("GET /:path shows the preview page on a platform that asks for it, linking to its destination", async () => {
   const path = await generateLink(srv.url, project.key, "production", {
     title: "Preview me",

@@ -6,7 +6,7 @@ import { createLinkCounters } from "./counters.ts";
 import { checkChosenPath, lockPath, pathTaken } from "./paths.ts";
 import { hashSecret, plausibleSecret } from "../secrets.ts";
 import { wrongProjectKey } from "../projects.ts";
-import { type Apps, type LinkHost, servedOnHost } from "../apps.ts";
+import type { Apps, LinkHost } from "../apps.ts";
 
 export interface Redirect {
   url?: string;
@@ -358,7 +358,13 @@ export async function getHostedLink(
       l.show_preview_ios, l.show_preview_android, l.tracking_campaign, l.tracking_source,
       l.tracking_medium, l.expires_at, l.max_views, l.expired_url, p.apps
     from links l join environments e on e.id = l.environment_id join projects p on p.id = e.project_id
-    where l.path = ${path} and l.active and not l.archived and ${servedOnHost(db, host)}
+    where l.path = ${path} and l.active and not l.archived
+      -- The projects served on the host: the one whose link domain it is, or, on the default
+      -- host, every project without one (link domains are never the default host: projects.ts
+      -- refuses it, and inputs/project_settings.ts refuses IP addresses and single labels).
+      -- Written here rather than as a fragment: a nested fragment cost every hit the building
+      -- of a second query object.
+      and (p.link_domain = ${host.name} or (${host.isDefault} and p.link_domain is null))
   `;
   return row;
 }

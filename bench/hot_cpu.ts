@@ -1,0 +1,217 @@
+// deno run --allow-net --allow-env --allow-read --allow-write --allow-run bench/hot_cpu.ts
+//   [--base DIR] [--rounds N] [--requests N] [--in-flight N] [--only a,b]
+// The hot paths' JavaScript CPU per request, in process: app.fetch with N requests in flight
+// against a bare handler running the same query, process.cpuUsage() around thousands of
+// requests (the views written behind the responses included: each round waits for them). The
+// machine's load moves throughput a lot and CPU time per request little, so this is what a change
+// to the link lookup or the link host is judged on. With --base, the app of another tree (an
+// older commit, extracted with `git archive`) is measured in the same process, in alternating
+// rounds: base, current, base, current, …
+import process from "node:process";
+import { parseArgs } from "node:util";
+import { CLI_AUDIT } from "../services/access/audit.ts";
+import { resolveConfig } from "../config.ts";
+import { createLink } from "../services/links/links.ts";
+import { createProject } from "../services/projects.ts";
+import { systemClock } from "../services/clock.ts";
+import { hashSecret } from "../services/secrets.ts";
+import { ADMIN_TOKEN, benchDatabase, CURSOR_SECRET } from "./lib.ts";
+import { benchLogWriter } from "./logging.ts";
+
+const { values } = parseArgs({
+  args: Deno.args[0] === "--" ? Deno.args.slice(1) : Deno.args,
+  options: {
+    base: { type: "string" },
+    rounds: { type: "string", default: "4" },
+    requests: { type: "string", default: "4000" },
+    "in-flight": { type: "string", default: "32" },
+    only: { type: "string", default: "lookup,redirect,head,graphql" },
+  },
+});
+const rounds = Number(values.rounds);
+const requests = Number(values.requests);
+const inFlight = Number(values["in-flight"]);
+const only = values.only!.split(",");
+
+const IPHONE =
+  "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15 Mobile/15E148";
+
+const db = await benchDatabase();
+const { sql } = db;
+const { project, projectKey } = await createProject(
+  sql,
+  { name: "bench", enterprise: true },
+  CLI_AUDIT,
+);
+const envId = project.environments.production.project_id;
+const sdkHeaders = { "PROJECT-KEY": projectKey, "ENVIRONMENT": "production" };
+// The link of bench/sdk.ts.
+const link = await createLink(sql, envId, {
+  title: "Bench link",
+  subtitle: "A link of about a kilobyte once serialised",
+  data: { campaign: "spring", items: Array.from({ length: 12 }, (_, i) => `item-${i}`) },
+  tags: ["bench", "lookup"],
+  ios_custom_redirect: { url: "https://apps.apple.com/app/id1", open_app_if_installed: true },
+  android_custom_redirect: { url: "https://play.google.com/store/apps/details?id=x" },
+  desktop_custom_redirect: { url: "https://example.com/desktop" },
+  tracking_campaign: "spring",
+  tracking_source: "newsletter",
+  tracking_medium: "email",
+});
+
+type Fetch = (req: Request) => Response | Promise<Response>;
+interface Built {
+  fetch: Fetch;
+  flush(): Promise<void>;
+}
+
+/** The app of the tree at `dir` (this one by default), configured as bench/lib.ts serves it. */
+async function buildApp(dir: string): Promise<Built> {
+  const m = (p: string) => import(`${dir}/${p}`);
+  const [{ createApp }, { ViewRecorder }, { createLogger }] = await Promise.all([
+    m("app.ts"),
+    m("services/view_recorder.ts"),
+    m("services/log.ts"),
+  ]);
+  const config = resolveConfig({
+    DATABASE_URL: "postgres://bench",
+    ADMIN_TOKEN,
+    LINK_BASE_URL: "https://lnk.example.test",
+    FEED_RATE_LIMIT: "100000000",
+  });
+  const logger = createLogger("info", benchLogWriter());
+  const views = new ViewRecorder(sql, {
+    clock: systemClock,
+    linkBaseUrl: config.linkBaseUrl,
+    logger,
+  });
+  const app = createApp({
+    sql,
+    config,
+    clock: systemClock,
+    logger,
+    adminTokenHash: hashSecret(ADMIN_TOKEN),
+    cursorSecret: CURSOR_SECRET,
+    views,
+  });
+  return { fetch: (req: Request) => app.fetch(req), flush: () => views.flush() };
+}
+
+/** The bare handlers of bench/sdk.ts: the same single query, no middleware. */
+const bare: Fetch = async (req) => {
+  const url = new URL(req.url);
+  if (url.pathname.startsWith("/link/")) {
+    const [row] = await sql`select * from links where path = ${url.pathname.slice(6)}`;
+    return Response.json({ link: row });
+  }
+  const [row] = await sql`select ios_custom_redirect from links where path = ${
+    url.pathname.slice(3)
+  }`;
+  return Response.redirect(row!.ios_custom_redirect.url, 302);
+};
+
+const origin = "http://127.0.0.1:8000";
+const graphqlBody = JSON.stringify({ query: `{ link(path: "${link.path}") { id path title } }` });
+interface Scenario {
+  request: () => Request;
+  status: number;
+  /** The bare handler's request for the same query, if it has one. */
+  bare?: () => Request;
+}
+const scenarios: Record<string, Scenario> = {
+  lookup: {
+    request: () => new Request(`${origin}/api/v1/sdk/link/${link.path}`, { headers: sdkHeaders }),
+    bare: () => new Request(`${origin}/link/${link.path}`),
+    status: 200,
+  },
+  redirect: {
+    request: () =>
+      new Request(`${origin}/${link.path}`, {
+        headers: { "User-Agent": IPHONE, Host: "127.0.0.1:8000" },
+      }),
+    bare: () => new Request(`${origin}/r/${link.path}`),
+    status: 302,
+  },
+  // The same redirect without its view (HEAD is never one).
+  head: {
+    request: () =>
+      new Request(`${origin}/${link.path}`, {
+        method: "HEAD",
+        headers: { "User-Agent": IPHONE, Host: "127.0.0.1:8000" },
+      }),
+    status: 302,
+  },
+  graphql: {
+    request: () =>
+      new Request(`${origin}/graphql`, {
+        method: "POST",
+        headers: { ...sdkHeaders, "Content-Type": "application/json" },
+        body: graphqlBody,
+      }),
+    status: 200,
+  },
+};
+
+/** CPU µs per request: `total` requests through `fetch`, `inFlight` at a time. */
+async function cpuPerRequest(
+  fetch: Fetch,
+  make: () => Request,
+  status: number,
+  flush: () => Promise<void>,
+): Promise<number> {
+  let next = 0;
+  const worker = async () => {
+    while (next < requests) {
+      next++;
+      const res = await fetch(make());
+      await res.arrayBuffer();
+      if (res.status !== status) throw new Error(`status ${res.status}, expected ${status}`);
+    }
+  };
+  const start = process.cpuUsage();
+  await Promise.all(Array.from({ length: inFlight }, worker));
+  await flush();
+  const used = process.cpuUsage(start);
+  return (used.user + used.system) / requests;
+}
+
+const current = await buildApp(new URL("..", import.meta.url).pathname.replace(/\/$/, ""));
+const base = values.base ? await buildApp(values.base.replace(/\/$/, "")) : null;
+const noFlush = () => Promise.resolve();
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
+// deno-lint-ignore no-console
+const print = (s: string) => console.log(s);
+
+try {
+  for (const name of only) {
+    const s = scenarios[name]!;
+    // Warm-up: JIT, caches, the pool's connections.
+    for (const app of [current, base]) {
+      if (app) await cpuPerRequest(app.fetch, s.request, s.status, app.flush);
+    }
+    const figures: Record<string, number[]> = { bare: [], base: [], current: [] };
+    for (let r = 0; r < rounds; r++) {
+      if (s.bare) figures.bare!.push(await cpuPerRequest(bare, s.bare, s.status, noFlush));
+      if (base) {
+        figures.base!.push(await cpuPerRequest(base.fetch, s.request, s.status, base.flush));
+      }
+      figures.current!.push(
+        await cpuPerRequest(current.fetch, s.request, s.status, current.flush),
+      );
+    }
+    const line = Object.entries(figures).filter(([, xs]) => xs.length > 0).map(([k, xs]) =>
+      `${k} ${median(xs).toFixed(1)} µs [${xs.map((x) => x.toFixed(1)).join(", ")}]`
+    ).join("; ");
+    // Rounds alternate, so each base round has its current one beside it: the ratio of each
+    // pair cancels most of the load's drift between rounds.
+    const pairs = base ? figures.current!.map((c, i) => c / figures.base![i]!) : [];
+    const paired = pairs.length > 0
+      ? `; current/base per pair: median ${median(pairs).toFixed(2)}, lower in ${
+        pairs.filter((r) => r < 1).length
+      } of ${pairs.length}`
+      : "";
+    print(`${name}: ${line}${paired}`);
+  }
+} finally {
+  await db.close();
+}

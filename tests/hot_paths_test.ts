@@ -1,0 +1,105 @@
+// The SDK link lookup is answered before hono's routing (rest/sdk.ts sdkLinkFastPath): its
+// answers, log lines and request ids are those of every other route, and the requests it leaves
+// to hono (HEAD, a path to decode) get the same answers. The link host's hits, the other hot
+// path, have the same frame, and one-segment paths of other routes stay theirs.
+import assert from "node:assert/strict";
+import { createLogger } from "../services/log.ts";
+import { generateLink } from "./helpers/sdk.ts";
+import { assertError, call, createProject, startTestServer } from "./helpers/server.ts";
+
+const logLines: string[] = [];
+const logger = createLogger("debug", (line) => logLines.push(line));
+const srv = await startTestServer({ logger });
+Deno.test.afterAll(() => srv.close());
+const project = await createProject(srv.url);
+const sdk = { "PROJECT-KEY": project.key, ENVIRONMENT: "production" };
+
+function requestLine(id: string | null): Record<string, unknown> {
+  const lines = logLines.map((l) => JSON.parse(l)).filter((l) =>
+    l.msg === "request" && l.request_id === id
+  );
+  assert.equal(lines.length, 1, `one request line for ${id}`);
+  const { request_id: _id, time: _t, level: _l, ms, ...rest } = lines[0];
+  assert.equal(typeof ms, "number");
+  return rest;
+}
+
+Deno.test("the SDK link lookup answers, logs and maps errors as every route does", async () => {
+  const path = await generateLink(srv.url, project.key, "production", { title: "Hot" });
+  const found = await call(srv.url, "GET", `/api/v1/sdk/link/${path}?ignored=1`, { headers: sdk });
+  assert.equal(found.status, 200);
+  assert.equal(found.body.link.path, path);
+  assert.equal(found.headers.get("content-type"), "application/json");
+  assert.deepEqual(requestLine(found.headers.get("x-request-id")), {
+    msg: "request",
+    method: "GET",
+    path: `/api/v1/sdk/link/${path}`,
+    status: 200,
+  });
+
+  const missing = await call(srv.url, "GET", "/api/v1/sdk/link/nothing-here", { headers: sdk });
+  assertError(missing, 404, "not_found");
+  assert.equal(requestLine(missing.headers.get("x-request-id")).status, 404);
+
+  const wrongKey = await call(srv.url, "GET", `/api/v1/sdk/link/${path}`, {
+    headers: { ...sdk, "PROJECT-KEY": "not-a-key" },
+  });
+  assert.equal(wrongKey.status, 401);
+  assert.equal(requestLine(wrongKey.headers.get("x-request-id")).status, 401);
+
+  const noEnvironment = await call(srv.url, "GET", `/api/v1/sdk/link/${path}`, {
+    headers: { "PROJECT-KEY": project.key },
+  });
+  assert.equal(noEnvironment.status >= 400 && noEnvironment.status < 500, true);
+
+  // Left to hono: the same answers.
+  const head = await fetch(`${srv.url}/api/v1/sdk/link/${path}`, { method: "HEAD", headers: sdk });
+  assert.equal(head.status, 200);
+  assert.equal(await head.text(), "");
+  assert.deepEqual(requestLine(head.headers.get("x-request-id")), {
+    msg: "request",
+    method: "HEAD",
+    path: `/api/v1/sdk/link/${path}`,
+    status: 200,
+  });
+  const encoded = await call(
+    srv.url,
+    "GET",
+    `/api/v1/sdk/link/${encodeURIComponent(path)}%2D`,
+    { headers: sdk },
+  );
+  assertError(encoded, 404, "not_found");
+  const deeper = await call(srv.url, "GET", `/api/v1/sdk/link/${path}/more`, { headers: sdk });
+  assertError(deeper, 404, "not_found");
+});
+
+Deno.test("the link host's hits are answered and logged as every route's, and other routes keep their paths", async () => {
+  const path = await generateLink(srv.url, project.key, "production", {
+    title: "Hot",
+    desktop_custom_redirect: { url: "https://example.com/hot" },
+  });
+  const hit = await call(srv.url, "GET", `/${path}?utm=1`, {
+    headers: { "User-Agent": "Mozilla/5.0 (X11; Linux x86_64) Firefox/130.0" },
+  });
+  assert.equal(hit.status, 302);
+  assert.equal(hit.headers.get("location"), "https://example.com/hot");
+  assert.deepEqual(requestLine(hit.headers.get("x-request-id")), {
+    msg: "request",
+    method: "GET",
+    path: `/${path}`,
+    status: 302,
+  });
+  const missing = await call(srv.url, "GET", "/nothing-here", {});
+  assert.equal(missing.status, 404);
+  assert.equal(missing.headers.get("content-type"), "text/html; charset=utf-8");
+  assert.equal(requestLine(missing.headers.get("x-request-id")).status, 404);
+  // One-segment paths of other routes are theirs, not links.
+  const health = await call(srv.url, "GET", "/healthz", {});
+  assert.equal(health.status, 200);
+  const docs = await call(srv.url, "GET", "/docs", {});
+  assert.equal(docs.status, 200);
+  assert.match(docs.headers.get("content-type") ?? "", /text\/html/);
+  const api = await call(srv.url, "GET", "/api", {});
+  assertError(api, 404, "not_found");
+  await srv.views.flush();
+});
