@@ -316,6 +316,10 @@ export class DeliveryWorker {
           return;
         }
         const next = this.#prefetch(dest, plan.last);
+        // Marked handled at once: when #attempt throws (a dropped connection while it records a
+        // failure), nothing awaits `next` any more, and its rejection must not be an unhandled
+        // one, which ends the process. Whoever awaits it below still sees its failure.
+        next.catch(() => {});
         delivered = await this.#attempt(dest, plan);
         if (!delivered) {
           await next.catch(() => {});
