@@ -9,13 +9,10 @@
 // rounds: base, current, base, current, …
 import process from "node:process";
 import { parseArgs } from "node:util";
-import { CLI_AUDIT } from "../services/access/audit.ts";
 import { resolveConfig } from "../config.ts";
-import { createLink } from "../services/links/links.ts";
-import { createProject } from "../services/projects.ts";
 import { systemClock } from "../services/clock.ts";
 import { hashSecret } from "../services/secrets.ts";
-import { ADMIN_TOKEN, benchDatabase, CURSOR_SECRET } from "./lib.ts";
+import { ADMIN_TOKEN, benchDatabase, CURSOR_SECRET, seedSdkLink } from "./lib.ts";
 import { benchLogWriter } from "./logging.ts";
 
 const { values } = parseArgs({
@@ -38,26 +35,8 @@ const IPHONE =
 
 const db = await benchDatabase();
 const { sql } = db;
-const { project, projectKey } = await createProject(
-  sql,
-  { name: "bench", enterprise: true },
-  CLI_AUDIT,
-);
-const envId = project.environments.production.project_id;
+const { projectKey, link } = await seedSdkLink(sql);
 const sdkHeaders = { "PROJECT-KEY": projectKey, "ENVIRONMENT": "production" };
-// The link of bench/sdk.ts.
-const link = await createLink(sql, envId, {
-  title: "Bench link",
-  subtitle: "A link of about a kilobyte once serialised",
-  data: { campaign: "spring", items: Array.from({ length: 12 }, (_, i) => `item-${i}`) },
-  tags: ["bench", "lookup"],
-  ios_custom_redirect: { url: "https://apps.apple.com/app/id1", open_app_if_installed: true },
-  android_custom_redirect: { url: "https://play.google.com/store/apps/details?id=x" },
-  desktop_custom_redirect: { url: "https://example.com/desktop" },
-  tracking_campaign: "spring",
-  tracking_source: "newsletter",
-  tracking_medium: "email",
-});
 
 type Fetch = (req: Request) => Response | Promise<Response>;
 interface Built {

@@ -273,3 +273,29 @@ export async function seedMetricsLinks(sql: Sql, environmentId: number): Promise
   `;
   await sql`analyze`;
 }
+
+/**
+ * The SDK benchmarks' project and link (bench/sdk.ts, bench/hot_cpu.ts): a link of about a
+ * kilobyte once serialised, with every platform's redirect and the tracking fields.
+ */
+export async function seedSdkLink(sql: Sql) {
+  const { project, projectKey } = await createProject(
+    sql,
+    { name: "bench", enterprise: true },
+    CLI_AUDIT,
+  );
+  const envId = project.environments.production.project_id;
+  const link = await createLink(sql, envId, {
+    title: "Bench link",
+    subtitle: "A link of about a kilobyte once serialised",
+    data: { campaign: "spring", items: Array.from({ length: 12 }, (_, i) => `item-${i}`) },
+    tags: ["bench", "lookup"],
+    ios_custom_redirect: { url: "https://apps.apple.com/app/id1", open_app_if_installed: true },
+    android_custom_redirect: { url: "https://play.google.com/store/apps/details?id=x" },
+    desktop_custom_redirect: { url: "https://example.com/desktop" },
+    tracking_campaign: "spring",
+    tracking_source: "newsletter",
+    tracking_medium: "email",
+  });
+  return { project, projectKey, envId, link };
+}

@@ -1,8 +1,5 @@
 // Issue 3's figures: link lookup, metrics over 10,000 links, link-host redirects and ingestion,
 // each against a bare Deno.serve + postgres.js handler running the same SQL in the same run.
-import { CLI_AUDIT } from "../services/access/audit.ts";
-import { createLink } from "../services/links/links.ts";
-import { createProject } from "../services/projects.ts";
 import { judge, notFinite, type Row } from "./rows.ts";
 import {
   type BenchDatabase,
@@ -10,6 +7,7 @@ import {
   fmt,
   postJson,
   seedMetricsLinks,
+  seedSdkLink,
   serve,
   serveService,
   wrk,
@@ -21,25 +19,8 @@ const IPHONE =
 export async function sdkBenchmarks(db: BenchDatabase, seconds: number): Promise<Row[]> {
   const { sql } = db;
   const rows: Row[] = [];
-  const { project, projectKey } = await createProject(
-    sql,
-    { name: "bench", enterprise: true },
-    CLI_AUDIT,
-  );
-  const envId = project.environments.production.project_id;
+  const { projectKey, envId, link } = await seedSdkLink(sql);
   const headers = { "PROJECT-KEY": projectKey, "ENVIRONMENT": "production" };
-  const link = await createLink(sql, envId, {
-    title: "Bench link",
-    subtitle: "A link of about a kilobyte once serialised",
-    data: { campaign: "spring", items: Array.from({ length: 12 }, (_, i) => `item-${i}`) },
-    tags: ["bench", "lookup"],
-    ios_custom_redirect: { url: "https://apps.apple.com/app/id1", open_app_if_installed: true },
-    android_custom_redirect: { url: "https://play.google.com/store/apps/details?id=x" },
-    desktop_custom_redirect: { url: "https://example.com/desktop" },
-    tracking_campaign: "spring",
-    tracking_source: "newsletter",
-    tracking_medium: "email",
-  });
 
   const service = serveService(sql);
   const baseline = serve(async (req) => {
