@@ -14,7 +14,7 @@ import {
   CURSOR_SECRET,
   fmt,
   postJson,
-  serve,
+  serveBareFeedPage,
   serveService,
   wrk,
 } from "./lib.ts";
@@ -110,17 +110,7 @@ export async function feedBenchmarks(
     });
 
   const service = serveService(sql);
-  const baseline = serve(async (req) => {
-    const params = new URL(req.url).searchParams;
-    const [xid, seq] = [params.get("xid") ?? "0", params.get("seq") ?? "0"];
-    const page = await sql<{ body: string }[]>`
-      select body from feed_events
-      where environment_id = ${envId} and (xid, seq) > (${xid}::bigint, ${seq}::bigint)
-      order by xid, seq limit 1000`;
-    return new Response(`{"events":[${page.map((r) => r.body).join(",")}]}`, {
-      headers: { "content-type": "application/json" },
-    });
-  });
+  const baseline = serveBareFeedPage(sql, envId);
   const servicePage = (point: { xid: string; seq: string }) =>
     `${service.url}/api/v1/projects/${envId}/event_stream?limit=1000&after=${
       encodeURIComponent(cursorAt(point))

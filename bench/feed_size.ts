@@ -19,7 +19,7 @@ import {
   CURSOR_SECRET,
   fmt,
   median,
-  serve,
+  serveBareFeedPage,
   type Served,
   serveService,
   wrk,
@@ -74,15 +74,8 @@ async function feedOf(rows: number): Promise<Feed> {
     max: 1,
     debug: (_c, q, p) => captured.push({ q, p: p as unknown[] }),
   });
-  const baseline = serve(async (req) => {
-    const params = new URL(req.url).searchParams;
-    const [xid, seq] = [params.get("xid") ?? "0", params.get("seq") ?? "0"];
-    const page = await sql<{ body: string }[]>`
-      select body from feed_events
-      where environment_id = ${envId} and (xid, seq) > (${xid}::bigint, ${seq}::bigint)
-      order by xid, seq limit 1000`;
-    return new Response(`{"events":[${page.map((r) => r.body).join(",")}]}`);
-  });
+  const baseline = serveBareFeedPage(sql, envId);
+
   return {
     db,
     envId,

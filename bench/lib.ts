@@ -299,3 +299,21 @@ export async function seedSdkLink(sql: Sql) {
   });
   return { project, projectKey, envId, link };
 }
+
+/**
+ * The feed's bare baseline: a 1000-event page after `?xid=&seq=`, the stored bodies passed
+ * through as text (bench/feed.ts, bench/feed_size.ts).
+ */
+export function serveBareFeedPage(sql: Sql, envId: number): Served {
+  return serve(async (req) => {
+    const params = new URL(req.url).searchParams;
+    const [xid, seq] = [params.get("xid") ?? "0", params.get("seq") ?? "0"];
+    const page = await sql<{ body: string }[]>`
+      select body from feed_events
+      where environment_id = ${envId} and (xid, seq) > (${xid}::bigint, ${seq}::bigint)
+      order by xid, seq limit 1000`;
+    return new Response(`{"events":[${page.map((r) => r.body).join(",")}]}`, {
+      headers: { "content-type": "application/json" },
+    });
+  });
+}
