@@ -13,9 +13,9 @@ export interface HammerLog {
   refused: { sent: number; received: number }[];
   /** 503 rate_limited answers without Retry-After (the contract requires it). */
   refusedWithoutRetryAfter: number;
-  /** Any other answer (status → count); 503 unavailable lands here. */
+  /** Any other answer below 500 (status → count). */
   other: Map<number, number>;
-  /** Reads whose answer was lost: admitted or not. */
+  /** Reads whose answer was lost or was a 5xx other than rate_limited: admitted or not. */
   unclear: number;
 }
 
@@ -43,6 +43,10 @@ export async function runHammer(
         else if (answer.status === 503 && errorCode(answer.text) === "rate_limited") {
           log.refused.push({ sent, received });
           if (!answer.headers.get("retry-after")) log.refusedWithoutRetryAfter++;
+        } else if (answer.status >= 500) {
+          // 503 unavailable: the database went away, possibly after the read's transaction
+          // (and its rate-limit hit) committed. Admitted or not, like a lost answer.
+          log.unclear++;
         } else log.other.set(answer.status, (log.other.get(answer.status) ?? 0) + 1);
       } catch (err) {
         if (!(err instanceof ConnectionFailed)) throw err;

@@ -18,6 +18,10 @@ export function formatReport(report: SoakReport): string {
     ]),
   ];
   if (report.notes.length) out.push("", "Notes:", ...report.notes.map((n) => `- ${n}`));
+  // The failed checks again, last: a CI log often keeps only its tail, and the table may be
+  // cut off above the notes.
+  const failed = report.checks.filter((c) => !c.ok);
+  if (failed.length) out.push("", "Failed:", ...failed.map((c) => `- ${c.name}: ${c.detail}`));
   out.push(
     "",
     `${report.ok ? "SOAK PASSED" : "SOAK FAILED"} (instance logs: ${report.logDir})`,

@@ -75,6 +75,14 @@ Deno.test("soak checks: view loss is bounded by what the killed instance answere
   ];
   assert.equal(viewLossBound(answered, [{ at: 2_000, instance: 0 }], 1_000), 2);
   assert.equal(viewLossBound(answered, [], 1_000), 0);
+  // Killed 1.5 s after the database's connections were terminated: the views since then too.
+  const outage = { at: 500, ms: 5_000 };
+  assert.equal(viewLossBound(answered, [{ at: 2_000, instance: 0 }], 1_000, outage), 3);
+  // Killed long after the outage: only the moment before the kill.
+  assert.equal(
+    viewLossBound(answered, [{ at: 2_000, instance: 0 }], 1_000, { ...outage, ms: 1_000 }),
+    2,
+  );
 });
 
 Deno.test("soak checks: acknowledged ids once, unclear ones at most once, nothing else", () => {
