@@ -1,24 +1,27 @@
 // deno run --allow-net --allow-env --allow-read --allow-write --allow-run bench/hot_cpu.ts
-//   [--base DIR] [--rounds N] [--requests N] [--in-flight N] [--only a,b]
+//   [--base DIR | --socket] [--rounds N] [--requests N] [--in-flight N] [--only a,b]
 // The hot paths' JavaScript CPU per request, in process: app.fetch with N requests in flight
 // against a bare handler running the same query, process.cpuUsage() around thousands of
 // requests (the views written behind the responses included: each round waits for them). The
 // machine's load moves throughput a lot and CPU time per request little, so this is what a change
 // to the link lookup or the link host is judged on. With --base, the app of another tree (an
 // older commit, extracted with `git archive`) is measured in the same process, in alternating
-// rounds: base, current, base, current, …
+// rounds: base, current, base, current, … With --socket, base is this tree with its pool over
+// TCP and current the same over PostgreSQL's Unix socket (bench/lib.ts pgSocketUrl).
 import process from "node:process";
 import { parseArgs } from "node:util";
 import { resolveConfig } from "../config.ts";
 import { systemClock } from "../services/clock.ts";
 import { hashSecret } from "../services/secrets.ts";
-import { ADMIN_TOKEN, benchDatabase, CURSOR_SECRET, seedSdkLink } from "./lib.ts";
+import { connect, type Sql } from "../db/connect.ts";
+import { ADMIN_TOKEN, benchDatabase, CURSOR_SECRET, pgSocketUrl, seedSdkLink } from "./lib.ts";
 import { benchLogWriter } from "./logging.ts";
 
 const { values } = parseArgs({
   args: Deno.args[0] === "--" ? Deno.args.slice(1) : Deno.args,
   options: {
     base: { type: "string" },
+    socket: { type: "boolean", default: false },
     rounds: { type: "string", default: "4" },
     requests: { type: "string", default: "4000" },
     "in-flight": { type: "string", default: "32" },
@@ -45,7 +48,7 @@ interface Built {
 }
 
 /** The app of the tree at `dir` (this one by default), configured as bench/lib.ts serves it. */
-async function buildApp(dir: string): Promise<Built> {
+async function buildApp(dir: string, sql: Sql): Promise<Built> {
   const m = (p: string) => import(`${dir}/${p}`);
   const [{ createApp }, { ViewRecorder }, { createLogger }] = await Promise.all([
     m("app.ts"),
@@ -154,8 +157,16 @@ async function cpuPerRequest(
   return (used.user + used.system) / requests;
 }
 
-const current = await buildApp(new URL("..", import.meta.url).pathname.replace(/\/$/, ""));
-const base = values.base ? await buildApp(values.base.replace(/\/$/, "")) : null;
+const here = new URL("..", import.meta.url).pathname.replace(/\/$/, "");
+const socketUrl = values.socket ? await pgSocketUrl(db.url) : null;
+if (values.socket && socketUrl === null) throw new Error("no PostgreSQL socket (PGSOCKET_DIR)");
+const socketSql = socketUrl ? connect(socketUrl, 10) : null;
+const current = await buildApp(here, socketSql ?? sql);
+const base = values.base
+  ? await buildApp(values.base.replace(/\/$/, ""), sql)
+  : socketSql
+  ? await buildApp(here, sql)
+  : null;
 const noFlush = () => Promise.resolve();
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 // deno-lint-ignore no-console
@@ -192,5 +203,6 @@ try {
     print(`${name}: ${line}${paired}`);
   }
 } finally {
+  await socketSql?.end({ timeout: 5 });
   await db.close();
 }

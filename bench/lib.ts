@@ -61,6 +61,22 @@ export async function benchDatabase(): Promise<BenchDatabase> {
   };
 }
 
+/**
+ * `url` with the database reached over the server's Unix socket (postgres.js's `host` query
+ * parameter), or null when the socket is not in PGSOCKET_DIR (default /var/run/postgresql).
+ */
+export async function pgSocketUrl(url: string): Promise<string | null> {
+  const dir = Deno.env.get("PGSOCKET_DIR") ?? "/var/run/postgresql";
+  const u = new URL(url);
+  try {
+    await Deno.stat(`${dir}/.s.PGSQL.${u.port || "5432"}`);
+  } catch {
+    return null;
+  }
+  u.searchParams.set("host", dir);
+  return u.toString();
+}
+
 export interface Served {
   url: string;
   close(): Promise<void>;

@@ -1,14 +1,17 @@
 // Issue 3's figures: link lookup, metrics over 10,000 links, link-host redirects and ingestion,
 // each against a bare Deno.serve + postgres.js handler running the same SQL in the same run.
-import { judge, notFinite, type Row } from "./rows.ts";
+import { connect, type Sql } from "../db/connect.ts";
+import { judge, notFinite, report, type Row } from "./rows.ts";
 import {
   type BenchDatabase,
   compare,
   fmt,
+  pgSocketUrl,
   postJson,
   seedMetricsLinks,
   seedSdkLink,
   serve,
+  type Served,
   serveService,
   wrk,
 } from "./lib.ts";
@@ -65,6 +68,10 @@ export async function sdkBenchmarks(db: BenchDatabase, seconds: number): Promise
         ...notFinite({ ratio: lookup.ratio }),
       ]),
     });
+
+    rows.push(
+      ...await unixSocketRows(db, link.path, headers, seconds, { service, bare: baseline }),
+    );
 
     // The same lookup after a sustained load: the throughput of a pool that has served
     // hundreds of thousands of queries (db/pool_queues.ts) against that of a fresh one.
@@ -253,4 +260,59 @@ export async function sdkBenchmarks(db: BenchDatabase, seconds: number): Promise
     await baseline.close();
   }
   return rows;
+}
+
+/**
+ * The lookup with the pool over PostgreSQL's Unix socket against the same over TCP, in
+ * alternating rounds, for the service and for the bare handler (both sides of the lookup ratio
+ * use the driver, so the socket shows in absolute figures, not in that ratio). Skipped when the
+ * server has no socket in its usual directory (PGSOCKET_DIR overrides it).
+ */
+async function unixSocketRows(
+  db: BenchDatabase,
+  path: string,
+  headers: Record<string, string>,
+  seconds: number,
+  tcp: { service: Served; bare: Served },
+): Promise<Row[]> {
+  const url = await pgSocketUrl(db.url);
+  if (url === null) return [];
+  const sql = connect(url, 10);
+  const service = serveService(sql);
+  const bare = serve(bareLookup(sql));
+  const lookup = (s: Served, route: string, h?: Record<string, string>) => () =>
+    wrk(`${s.url}${route}${path}`, { connections: 32, seconds, headers: h });
+  try {
+    const svc = await compare(
+      lookup(service, "/api/v1/sdk/link/", headers),
+      lookup(tcp.service, "/api/v1/sdk/link/", headers),
+    );
+    const base = await compare(lookup(bare, "/link/"), lookup(tcp.bare, "/link/"));
+    return [{
+      name: "link lookup, database over the Unix socket vs TCP (-c32)",
+      figure: `service ${fmt(svc.service.rps, 0)} vs ${fmt(svc.baseline.rps, 0)} req/s = ${
+        fmt(svc.ratio, 2)
+      }×; bare ${fmt(base.service.rps, 0)} vs ${fmt(base.baseline.rps, 0)} req/s = ${
+        fmt(base.ratio, 2)
+      }×; service/bare over the socket ${fmt(svc.service.rps / base.service.rps, 2)}×`,
+      target: "reported (docs/SCALING.md)",
+      outcome: report([
+        ...svc.problems,
+        ...base.problems,
+        ...notFinite({ service: svc.ratio, bare: base.ratio }),
+      ]),
+    }];
+  } finally {
+    await service.close();
+    await bare.close();
+    await sql.end({ timeout: 5 });
+  }
+}
+
+/** The bare stack's link lookup: one statement, the row as JSON. */
+function bareLookup(sql: Sql): Deno.ServeHandler {
+  return async (req) => {
+    const [row] = await sql`select * from links where path = ${new URL(req.url).pathname.slice(6)}`;
+    return Response.json({ link: row });
+  };
 }

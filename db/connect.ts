@@ -3,6 +3,7 @@ import type { Config } from "../config.ts";
 import { startEmbeddedPostgres } from "./embedded.ts";
 import { migrate } from "./migrate.ts";
 import { repairPoolQueues } from "./pool_queues.ts";
+import { driverTarget } from "./target.ts";
 
 export type Sql = postgres.Sql;
 /** What services take: the pool or a transaction, so callers can compose them in one transaction. */
@@ -21,7 +22,9 @@ export interface OpenOptions {
 }
 
 export function connect(url: string, max: number): Sql {
-  const sql = postgres(url, {
+  const target = driverTarget(url);
+  const sql = postgres(target.url, {
+    ...(target.path ? { path: target.path } : {}),
     max,
     onnotice: () => {}, // PGlite sends DEBUG notices; PostgreSQL's NOTICEs are not for clients either
     connection: { application_name: "link-event-feed" },

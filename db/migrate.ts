@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url";
 import postgres from "postgres";
 import shift from "postgres-shift";
+import { driverTarget } from "./target.ts";
 
 const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
 // Any constant works; it only has to be the same for every instance of this service.
@@ -11,7 +12,12 @@ const MIGRATION_LOCK_KEY = 4_242_001;
  * makes instances that start together take turns: the second finds the work done.
  */
 export async function migrate(url: string): Promise<void> {
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
+  const target = driverTarget(url);
+  const sql = postgres(target.url, {
+    ...(target.path ? { path: target.path } : {}),
+    max: 1,
+    onnotice: () => {},
+  });
   try {
     await sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`;
     await shift({ sql, path: MIGRATIONS_DIR });
