@@ -15,6 +15,10 @@
 // - Events that leave the feed's seven days while pending are counted in `dropped` and logged
 //   (accountDrops, called before each batch and by the retention purge before it deletes), in
 //   the same transaction that moves the cursor past them: counted once, never silently skipped.
+// - The receiver connection kept alive between a destination's batches (ReceiverConnections)
+//   holds no state of the delivery: a process that dies closes it, and the batch it carried is
+//   sent again as above. A batch resent on a new connection, because the receiver closed the
+//   kept one before answering, may arrive twice (same webhook-id), never not at all.
 import type { Config } from "../../config.ts";
 import type { Db, Sql } from "../../db/connect.ts";
 import type { Clock } from "../clock.ts";
@@ -34,6 +38,7 @@ import { feedRetentionCutoff } from "../feed/retention.ts";
 import type { FeedWakeup } from "../feed/wakeup.ts";
 import { describeError, type Logger } from "../log.ts";
 import { type PostResult, postWebhook } from "./webhook_post.ts";
+import { ReceiverConnections } from "./receiver_connections.ts";
 import { newMessageId, webhookHeaders } from "./webhook_sign.ts";
 
 export const MAX_BATCH_EVENTS = 100;
@@ -152,6 +157,8 @@ export class DeliveryWorker {
   #concurrency: number;
   #wakeup: FeedWakeup | null;
   #active = new Map<number, Promise<void>>();
+  /** Each destination's receiver connection, kept between its batches. */
+  #connections = new ReceiverConnections();
   #timer: ReturnType<typeof setTimeout> | undefined;
   #unsubscribe: (() => void) | undefined;
   #ticking: Promise<void> | null = null;
@@ -194,6 +201,7 @@ export class DeliveryWorker {
     this.#unsubscribe?.();
     await this.#ticking;
     await Promise.all(this.#active.values());
+    this.#connections.closeIdle();
     await this.#deps.sql`
       update destinations set lease_owner = null, lease_expires_at = null
       where lease_owner = ${this.instanceId}
@@ -228,7 +236,7 @@ export class DeliveryWorker {
     for (;;) {
       const claimed = await this.#claimAndRun();
       await Promise.all(this.#active.values());
-      if (claimed === 0) return;
+      if (claimed === 0) return this.#connections.closeIdle();
     }
   }
 
@@ -541,10 +549,14 @@ export class DeliveryWorker {
     const headers = webhookHeaders(signingSecrets(cursorSecret, dest, at), plan.batchId, at, body);
     let result: PostResult;
     try {
-      result = await postWebhook(dest.url, headers, body, {
-        allowPrivate: config.destinationsAllowPrivate,
-        timeoutMs: this.#timeoutMs,
-      });
+      const allowPrivate = config.destinationsAllowPrivate;
+      result = await this.#connections.use(
+        String(dest.id),
+        new URL(dest.url),
+        allowPrivate,
+        (agent) =>
+          postWebhook(dest.url, headers, body, { allowPrivate, timeoutMs: this.#timeoutMs, agent }),
+      );
     } catch (err) {
       result = { status: null, error: "internal error", retryAfterMs: null, durationMs: 0 };
       logger.warn("delivery attempt failed", { destination_id: dest.id, ...describeError(err) });
