@@ -5,9 +5,8 @@ import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo, Socket } from "node:net";
 import { ManualClock } from "./helpers/clock.ts";
-import { capture } from "./helpers/feed.ts";
-import { deliveryWorker } from "./helpers/receiver.ts";
-import { adminHeaders, call, createProject, startTestServer } from "./helpers/server.ts";
+import { deliveryWorker, destinationWithEvents } from "./helpers/receiver.ts";
+import { startTestServer } from "./helpers/server.ts";
 
 const clock = new ManualClock(new Date());
 const srv = await startTestServer({ clock, config: { DESTINATIONS_ALLOW_PRIVATE: "true" } });
@@ -80,19 +79,7 @@ async function countingReceiver(
 
 /** A destination on `url`, and 450 events captured after it: five batches (100 × 4, then 50). */
 async function fiveBatches(url: string): Promise<string[]> {
-  const p = await createProject(srv.url);
-  const res = await call(srv.url, "POST", `/api/v1/projects/${p.productionId}/destinations`, {
-    headers: adminHeaders,
-    body: { url },
-  });
-  assert.equal(res.status, 201, res.text);
-  const ids: string[] = [];
-  for (let i = 0; i < 3; i++) {
-    ids.push(
-      ...await capture(srv.sql, p.productionId, p.hashid, Array(150).fill("install"), clock),
-    );
-  }
-  return ids;
+  return (await destinationWithEvents(srv, clock, url, 3, "install")).ids;
 }
 
 Deno.test("a destination's consecutive batches go over one kept connection", async () => {
