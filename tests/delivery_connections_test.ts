@@ -23,10 +23,11 @@ interface Delivery {
 /**
  * `close(n, d)`: what the receiver does with request n (1-based, all connections) after reading
  * it: "answer" (204, connection kept), "answer-close" (204, then the connection is destroyed,
- * without a Connection: close header) or "drop" (destroyed, no answer).
+ * without a Connection: close header), "drop" (destroyed, no answer) or "hang" (no answer, the
+ * connection left open).
  */
 async function countingReceiver(
-  close: (n: number, d: Delivery) => "answer" | "answer-close" | "drop" = () => "answer",
+  close: (n: number, d: Delivery) => "answer" | "answer-close" | "drop" | "hang" = () => "answer",
 ) {
   const deliveries: Delivery[] = [];
   const sockets = new Set<Socket>();
@@ -48,6 +49,7 @@ async function countingReceiver(
       deliveries.push(d);
       const what = close(deliveries.length, d);
       if (what === "drop") return void req.socket.destroy();
+      if (what === "hang") return;
       res.writeHead(204);
       res.end(() => {
         if (what === "answer-close") req.socket.destroy();
@@ -129,6 +131,28 @@ Deno.test("a receiver that closes a kept connection without answering gets that 
       assert.deepEqual(r.deliveries[i + 1]?.ids, d.ids);
     }
     assert.ok(r.deliveries.length > 5);
+  } finally {
+    await r.close();
+  }
+});
+
+Deno.test("a batch given up after no answer on a kept connection is not sent again behind the deliverer's back", async () => {
+  const r = await countingReceiver((n) => n === 2 ? "hang" : "answer");
+  try {
+    const ids = await fiveBatches(r.url);
+    const worker = deliveryWorker(srv, { timeoutMs: 300, random: () => 0.5 });
+    await worker.drain(); // the first batch, then the second unanswered: a retry is due
+    assert.equal(r.deliveries.length, 2);
+    clock.advance(1_000);
+    await worker.drain();
+    // The second batch twice (the attempt given up, then its retry), never a third time.
+    const sent = r.deliveries.map((d) => d.webhookId);
+    assert.deepEqual(sent, [sent[0], sent[1], sent[1], sent[3], sent[4], sent[5]]);
+    assert.equal(new Set(sent).size, 5);
+    assert.deepEqual(
+      r.deliveries.filter((_, i) => i !== 1).flatMap((d) => d.ids),
+      ids,
+    );
   } finally {
     await r.close();
   }

@@ -66,7 +66,8 @@ interface Entry {
  * 5 s) is likely to race the next batch. When the receiver closes a kept connection before its
  * answer, Deno's node:http client sends the request again on a new connection (checked like any
  * new one); the receiver may then see the batch twice, with the same webhook-id, which at least
- * once allows. A success is still only a 2xx answer.
+ * once allows. A success is still only a 2xx answer. A request given up (no answer in time) is
+ * not sent again that way (postWebhook), so a destination has one batch in flight still.
  */
 export class ReceiverConnections {
   #entries = new Map<string, Entry>(); // in order of last use, least recent first

@@ -87,6 +87,12 @@ export async function postWebhook(
           error: `no answer within ${options.timeoutMs} ms`,
           retryAfterMs: null,
         });
+        // Deno's node:http client sends a request again on a new connection when a kept one
+        // closes before the answer began, even when its sender closed it (Deno 2.9's
+        // canRetryRequest looks only at reusedSocket, the answer and the agent). This one is
+        // given up: sent again later, it would be a second batch in flight, behind the
+        // deliverer's back. Not reused, it is not retried.
+        (request as { reusedSocket: boolean }).reusedSocket = false;
         request.destroy();
       }, options.timeoutMs);
       request.on("error", (err: Error & { code?: string }) => {
