@@ -15,6 +15,10 @@
 // - Events that leave the feed's seven days while pending are counted in `dropped` and logged
 //   (accountDrops, called before each batch and by the retention purge before it deletes), in
 //   the same transaction that moves the cursor past them: counted once, never silently skipped.
+// - The receiver connection kept alive between a destination's batches (ReceiverConnections)
+//   holds no state of the delivery: a process that dies closes it, and the batch it carried is
+//   sent again as above. A batch resent on a new connection, because the receiver closed the
+//   kept one before answering, may arrive twice (same webhook-id), never not at all.
 import type { Config } from "../../config.ts";
 import type { Db, Sql } from "../../db/connect.ts";
 import type { Clock } from "../clock.ts";
@@ -34,9 +38,16 @@ import { feedRetentionCutoff } from "../feed/retention.ts";
 import type { FeedWakeup } from "../feed/wakeup.ts";
 import { describeError, type Logger } from "../log.ts";
 import { type PostResult, postWebhook } from "./webhook_post.ts";
+import { ReceiverConnections } from "./receiver_connections.ts";
 import { newMessageId, webhookHeaders } from "./webhook_sign.ts";
 
 export const MAX_BATCH_EVENTS = 100;
+/**
+ * Events read at a time while batches are sent: four batches' worth, so one read (its drop
+ * accounting, its transaction) serves four batches. A destination holds at most two reads'
+ * events (the one being sent from, the one after it).
+ */
+export const READ_AHEAD_EVENTS = 4 * MAX_BATCH_EVENTS;
 /** Lease length: an attempt (at most DELIVERY_TIMEOUT_MS) always ends well within it. */
 export const LEASE_MS = 20_000;
 export const BACKOFF_BASE_MS = 1_000;
@@ -87,9 +98,9 @@ interface Delivered {
   next?: Promise<Prefetched | null>;
 }
 
+/** Events read ahead (#prefetch), not yet in a batch: the page, less the batches taken from it. */
 interface Prefetched {
   page: EnvironmentPage;
-  now: Date;
 }
 
 interface Plan {
@@ -152,6 +163,8 @@ export class DeliveryWorker {
   #concurrency: number;
   #wakeup: FeedWakeup | null;
   #active = new Map<number, Promise<void>>();
+  /** Each destination's receiver connection, kept between its batches. */
+  #connections = new ReceiverConnections();
   #timer: ReturnType<typeof setTimeout> | undefined;
   #unsubscribe: (() => void) | undefined;
   #ticking: Promise<void> | null = null;
@@ -194,6 +207,7 @@ export class DeliveryWorker {
     this.#unsubscribe?.();
     await this.#ticking;
     await Promise.all(this.#active.values());
+    this.#connections.closeIdle();
     await this.#deps.sql`
       update destinations set lease_owner = null, lease_expires_at = null
       where lease_owner = ${this.instanceId}
@@ -228,7 +242,7 @@ export class DeliveryWorker {
     for (;;) {
       const claimed = await this.#claimAndRun();
       await Promise.all(this.#active.values());
-      if (claimed === 0) return;
+      if (claimed === 0) return this.#connections.closeIdle();
     }
   }
 
@@ -284,26 +298,55 @@ export class DeliveryWorker {
   /**
    * Delivers batches to one claimed destination while there are any and they succeed.
    *
-   * While batch n is being sent, the page that follows it is read (with the drops accounted
-   * first, as before every batch): once the receiver accepts n, one statement records that
-   * success and batch n+1 (and renews the lease), and n+1 is sent; one batch is still in flight
-   * at a time. That statement applies only if nothing changed the destination meanwhile (its
-   * batch is still n: drop accounting, the retention purge or a takeover would have cleared it,
-   * and it is not paused); otherwise, and when there are drops or nothing to send, the success
-   * is recorded in the transaction that plans the next batch (#plan). A success not recorded
-   * when the loop stops is recorded on the way out; a failure to record one means the batch is
-   * sent again (at least once), never skipped.
+   * The events after batch n are read while it is sent (with the drops accounted first, in the
+   * same transaction, as before every read), up to four batches' worth at a time; the read after
+   * those starts as soon as the first batch is taken from them, so a read has three batches'
+   * time to end: one read in flight at most, one read's events waiting. Once the receiver
+   * accepts n, one statement records that success and batch n+1 from those events (and renews
+   * the lease), and n+1 is sent; one batch is still in flight at a time. That statement applies
+   * only if nothing changed the destination meanwhile (its batch is still n: drop accounting,
+   * the retention purge or a takeover would have cleared it, and it is not paused); otherwise,
+   * and when a read found drops or nothing to send, the events read ahead are set aside and the
+   * success is recorded in the transaction that plans the next batch (#plan), which reads from
+   * the destination's row again. A success not recorded when the loop stops is recorded on the
+   * way out; a failure to record one means the batch is sent again (at least once), never
+   * skipped.
    */
   async #run(dest: Claimed): Promise<void> {
     let delivered: Delivered | null = null;
     let cursor: FeedPoint = { xid: dest.cursor_xid, seq: dest.cursor_seq };
     let plan: Plan | { pendingXid: string } | null = null;
+    /** The events after the last batch planned: read, or being read. */
+    let after: Promise<Prefetched | null> | null = null;
+    /** The read after those, when they are already read. */
+    let ahead: Promise<Prefetched | null> | null = null;
+    const read = (from: FeedPoint) => {
+      const reading = this.#prefetch(dest, from);
+      // Marked handled at once: when #attempt throws (a dropped connection while it records a
+      // failure), nothing awaits a read any more, and its rejection must not be an unhandled
+      // one, which ends the process. Whoever awaits it below still sees its failure.
+      reading.catch(() => {});
+      return reading;
+    };
     try {
       while (!this.#stopped) {
         const pending = delivered;
         delivered = null;
-        plan = (pending && await this.#planNext(dest, pending)) ||
-          await this.#plan(dest, cursor, pending);
+        const next = pending && await this.#planNext(dest, pending);
+        if (next) {
+          plan = next.plan;
+          // The events left of that read follow the new batch, and the read after them starts
+          // now; or, when it took the read's last events, the read already made comes next.
+          if (next.rest) {
+            after = Promise.resolve(next.rest);
+            if (next.rest.page.hasMore) ahead ??= read(next.rest.page.events.at(-1)!);
+          } else [after, ahead] = [ahead, null];
+        } else {
+          // Planned from the row: what was read ahead starts from a place that may be stale.
+          await Promise.all([after?.catch(() => {}), ahead?.catch(() => {})]);
+          after = ahead = null;
+          plan = await this.#plan(dest, cursor, pending);
+        }
         if (!plan) return;
         if ("pendingXid" in plan) {
           // Committed events wait behind an older transaction still running (services/feed/feed.ts).
@@ -315,30 +358,21 @@ export class DeliveryWorker {
           `;
           return;
         }
-        const next = this.#prefetch(dest, plan.last);
-        // Marked handled at once: when #attempt throws (a dropped connection while it records a
-        // failure), nothing awaits `next` any more, and its rejection must not be an unhandled
-        // one, which ends the process. Whoever awaits it below still sees its failure.
-        next.catch(() => {});
+        after ??= read(plan.last);
         delivered = await this.#attempt(dest, plan);
-        if (!delivered) {
-          await next.catch(() => {});
-          return;
-        }
-        delivered.next = next;
+        if (!delivered) return;
+        delivered.next = after;
         cursor = plan.last;
       }
     } finally {
-      if (delivered) {
-        await delivered.next?.catch(() => {});
-        await this.#recordSuccess(this.#deps.sql, dest, delivered);
-      }
+      await Promise.all([after?.catch(() => {}), ahead?.catch(() => {})]);
+      if (delivered) await this.#recordSuccess(this.#deps.sql, dest, delivered);
     }
   }
 
   /**
-   * The page after `after`, read while the batch before it is sent: drops accounted first (in
-   * the same transaction). null when there were drops (they moved the destination and ended
+   * The events after `after`, read while the batch before them is sent: drops accounted first
+   * (in the same transaction). null when there were drops (they moved the destination and ended
    * its batch) or nothing to send yet: #plan then takes over.
    */
   #prefetch(dest: Claimed, after: FeedPoint): Promise<Prefetched | null> {
@@ -350,25 +384,32 @@ export class DeliveryWorker {
         selectEnvironmentPage(tx, dest.environment_id, {
           after,
           eventTypes: dest.event_types,
-          limit: MAX_BATCH_EVENTS,
+          limit: READ_AHEAD_EVENTS,
         }, now),
       ]);
       logDrops(this.#deps.logger, drops);
       if (drops.length > 0 || page.events.length === 0) return null;
-      return { page, now };
+      return { page };
     });
   }
 
   /**
-   * Batch n+1 from the page read while n was sent, recorded in the statement that records n's
-   * success (see #run). null when that does not apply; nothing was written then.
+   * Batch n+1 from the events read while n was sent, recorded in the statement that records n's
+   * success (see #run), and the events read that are left for the batches after it. null when
+   * that does not apply; nothing was written then.
    */
-  async #planNext(dest: Claimed, done: Delivered): Promise<Plan | null> {
+  async #planNext(
+    dest: Claimed,
+    done: Delivered,
+  ): Promise<{ plan: Plan; rest: Prefetched | null } | null> {
     const next = await done.next?.catch(() => null);
     if (!next) return null;
     const { plan, at, now } = done;
     const { page } = next;
-    const last = page.hasMore ? page.events.at(-1)! : page.head;
+    const events = page.events.slice(0, MAX_BATCH_EVENTS);
+    const more = page.events.length > MAX_BATCH_EVENTS;
+    // A batch that stops short of a full read covers everything up to its head.
+    const last = more || page.hasMore ? events.at(-1)! : page.head;
     const id = newMessageId();
     const leaseUntil = new Date(this.#deps.clock.now().getTime() + this.#leaseMs);
     const updated = await this.#deps.sql<{ attempts: number }[]>`
@@ -390,10 +431,8 @@ export class DeliveryWorker {
       duration_ms: done.durationMs,
     });
     return {
-      batchId: id,
-      last: { xid: last.xid, seq: last.seq },
-      events: page.events,
-      attempts: 0,
+      plan: { batchId: id, last: { xid: last.xid, seq: last.seq }, events, attempts: 0 },
+      rest: more ? { page: { ...page, events: page.events.slice(MAX_BATCH_EVENTS) } } : null,
     };
   }
 
@@ -541,10 +580,14 @@ export class DeliveryWorker {
     const headers = webhookHeaders(signingSecrets(cursorSecret, dest, at), plan.batchId, at, body);
     let result: PostResult;
     try {
-      result = await postWebhook(dest.url, headers, body, {
-        allowPrivate: config.destinationsAllowPrivate,
-        timeoutMs: this.#timeoutMs,
-      });
+      const allowPrivate = config.destinationsAllowPrivate;
+      result = await this.#connections.use(
+        String(dest.id),
+        new URL(dest.url),
+        allowPrivate,
+        (agent) =>
+          postWebhook(dest.url, headers, body, { allowPrivate, timeoutMs: this.#timeoutMs, agent }),
+      );
     } catch (err) {
       result = { status: null, error: "internal error", retryAfterMs: null, durationMs: 0 };
       logger.warn("delivery attempt failed", { destination_id: dest.id, ...describeError(err) });

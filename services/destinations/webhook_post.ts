@@ -1,19 +1,12 @@
-// One webhook POST to a destination, under the rules a receiver cannot bend: the host is
-// resolved and checked (services/destinations/url.ts) and the connection goes to that checked
-// address; redirects are answers, never followed; at most 64 KiB of the answer is read; the
-// whole exchange is bounded in time. node:http rather than fetch, because fetch cannot be told
-// which address to connect to.
-//
-// The connection is opened here (net.connect, tls.connect), not by an http(s) Agent: when
-// NODE_EXTRA_CA_CERTS is set, Deno's https Agent rebuilds the CA list in JavaScript, which needs
-// the sys permission "ca" that `deno task start` does not grant (and `--allow-sys=` cannot name).
-// tls.connect without `ca` verifies with Deno's own trust store, which holds NODE_EXTRA_CA_CERTS
-// and DENO_CERT already, and needs only --allow-net (docs/operations.md, "Permissions").
+// One webhook POST to a destination, under the rules a receiver cannot bend: the connection goes
+// to an address resolved and checked when it was opened (services/destinations/
+// receiver_connections.ts); redirects are answers, never followed; at most 64 KiB of the answer
+// is read; the whole exchange is bounded in time. node:http rather than fetch, because fetch
+// cannot be told which address to connect to.
 import http from "node:http";
 import https from "node:https";
-import net, { type LookupFunction } from "node:net";
-import tls from "node:tls";
-import { AddressRefused, resolveDestinationHost } from "./url.ts";
+import { receiverAgent } from "./receiver_connections.ts";
+import { AddressRefused } from "./url.ts";
 
 export const MAX_RESPONSE_BYTES = 64 * 1024;
 
@@ -21,6 +14,11 @@ export interface PostOptions {
   allowPrivate: boolean;
   /** The whole exchange, connection to last byte read. */
   timeoutMs: number;
+  /**
+   * A keep-alive Agent of receiverAgent (the deliverer's, per destination: see
+   * ReceiverConnections). None: a connection of this request's own, closed after it.
+   */
+  agent?: http.Agent;
 }
 
 export interface PostResult {
@@ -45,79 +43,79 @@ export async function postWebhook(
     durationMs: Math.round(performance.now() - started),
   });
   const url = new URL(rawUrl);
-  let address;
-  try {
-    address = await resolveDestinationHost(url.hostname, options.allowPrivate);
-  } catch (err) {
-    if (err instanceof AddressRefused) {
-      return done({ status: null, error: `refused: ${err.message}`, retryAfterMs: null });
-    }
-    throw err;
-  }
-  const lookup: LookupFunction = (_host, opts, callback) => {
-    if ((opts as { all?: boolean }).all) {
-      (callback as unknown as (e: null, a: { address: string; family: number }[]) => void)(
-        null,
-        [address],
-      );
-    } else callback(null, address.address, address.family);
-  };
   const secure = url.protocol === "https:";
-  const host = url.hostname.replace(/^\[(.*)\]$/, "$1");
-  const port = Number(url.port) || (secure ? 443 : 80);
-  const connect = (): net.Socket =>
-    secure
-      // The certificate is checked against the URL's host; SNI carries it unless it is an IP.
-      ? tls.connect({ host, port, lookup, servername: net.isIP(host) ? undefined : host })
-      : net.connect({ host, port, lookup });
+  const agent = options.agent ?? receiverAgent(url, options.allowPrivate, false);
   const payload = new TextEncoder().encode(body);
-  return await new Promise<PostResult>((resolve) => {
-    let settled = false;
-    const finish = (r: Omit<PostResult, "durationMs">) => {
-      if (settled) return;
-      settled = true;
-      clearTimeout(timer);
-      resolve(done(r));
-    };
-    // No agent: each delivery opens its own connection, through `connect`.
-    const request = (secure ? https : http).request(url, {
-      method: "POST",
-      headers: { ...headers, "Content-Length": String(payload.byteLength) },
-      createConnection: connect,
-    }, (res) => {
-      const status = res.statusCode ?? 0;
-      const retryAfterMs = parseRetryAfter(res.headers["retry-after"], Date.now());
-      let read = 0;
-      const end = () => {
-        const ok = status >= 200 && status < 300;
-        finish({ status, error: ok ? null : `HTTP ${status}`, retryAfterMs });
-        // What is left of a long answer is not read: the connection is closed instead.
-        res.destroy();
+  try {
+    return await new Promise<PostResult>((resolve, reject) => {
+      let settled = false;
+      const finish = (r: Omit<PostResult, "durationMs">) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(done(r));
       };
-      res.on("data", (chunk: Uint8Array) => {
-        read += chunk.byteLength;
-        if (read >= MAX_RESPONSE_BYTES) end();
+      const request = (secure ? https : http).request(url, {
+        method: "POST",
+        headers: { ...headers, "Content-Length": String(payload.byteLength) },
+        agent,
+      }, (res) => {
+        const status = res.statusCode ?? 0;
+        const retryAfterMs = parseRetryAfter(res.headers["retry-after"], Date.now());
+        const ok = status >= 200 && status < 300;
+        const answered = () =>
+          finish({ status, error: ok ? null : `HTTP ${status}`, retryAfterMs });
+        let read = 0;
+        res.on("data", (chunk: Uint8Array) => {
+          read += chunk.byteLength;
+          if (read < MAX_RESPONSE_BYTES) return;
+          answered();
+          // What is left of a long answer is not read: the connection is closed instead.
+          res.destroy();
+        });
+        // Read to its end, the answer leaves the connection ready for the next batch.
+        res.on("end", answered);
+        // A connection lost before the answer ended is no answer: the batch is sent again.
+        const lost = () =>
+          finish({ status, error: "connection lost during the answer", retryAfterMs: null });
+        res.on("error", lost);
+        res.on("aborted", lost);
       });
-      res.on("end", end);
-      // A connection lost before the answer ended is no answer: the batch is sent again.
-      const lost = () =>
-        finish({ status, error: "connection lost during the answer", retryAfterMs: null });
-      res.on("error", lost);
-      res.on("aborted", lost);
-    });
-    const timer = setTimeout(() => {
-      finish({
-        status: null,
-        error: `no answer within ${options.timeoutMs} ms`,
-        retryAfterMs: null,
+      const timer = setTimeout(() => {
+        finish({
+          status: null,
+          error: `no answer within ${options.timeoutMs} ms`,
+          retryAfterMs: null,
+        });
+        // Deno's node:http client sends a request again on a new connection when a kept one
+        // closes before the answer began, even when its sender closed it (Deno 2.9's
+        // canRetryRequest looks only at reusedSocket, the answer and the agent). This one is
+        // given up: sent again later, it would be a second batch in flight, behind the
+        // deliverer's back. Not reused, it is not retried.
+        (request as { reusedSocket: boolean }).reusedSocket = false;
+        request.destroy();
+      }, options.timeoutMs);
+      request.on("error", (err: Error & { code?: string }) => {
+        if (err instanceof AddressRefused) {
+          finish({ status: null, error: `refused: ${err.message}`, retryAfterMs: null });
+        } else if (err.code === "EPERM") {
+          // A missing --allow-net (url.ts): the deployment's fault, reported as an internal error.
+          settled = true;
+          clearTimeout(timer);
+          reject(err);
+        } else {
+          finish({
+            status: null,
+            error: `network: ${err.code ?? err.message}`,
+            retryAfterMs: null,
+          });
+        }
       });
-      request.destroy();
-    }, options.timeoutMs);
-    request.on("error", (err: Error & { code?: string }) => {
-      finish({ status: null, error: `network: ${err.code ?? err.message}`, retryAfterMs: null });
+      request.end(payload);
     });
-    request.end(payload);
-  });
+  } finally {
+    if (!options.agent) agent.destroy();
+  }
 }
 
 /** Retry-After as delay-seconds or an HTTP date, in ms from now; null when absent or unreadable. */

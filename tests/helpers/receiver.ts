@@ -2,8 +2,10 @@
 import type { Clock } from "../../services/clock.ts";
 import type { DeliveryOptions } from "../../services/destinations/delivery.ts";
 import { DeliveryWorker } from "../../services/destinations/delivery.ts";
+import assert from "node:assert/strict";
 import { silentLogger } from "./clock.ts";
-import { CURSOR_SECRET, type TestServer } from "./server.ts";
+import { capture } from "./feed.ts";
+import { adminHeaders, call, createProject, CURSOR_SECRET, type TestServer } from "./server.ts";
 
 export interface Received {
   headers: Record<string, string>;
@@ -84,4 +86,28 @@ export function deliveryWorker(
 /** The events of a received delivery body. */
 export function eventsOf(r: Received): { id: string; type: string }[] {
   return JSON.parse(r.body).events;
+}
+
+/**
+ * A new project with a destination on `url`, then `captures` captures of 150 events each (type
+ * `type`) after it, received at the clock's now: the events' ids in the feed's order.
+ */
+export async function destinationWithEvents(
+  srv: { url: string; sql: TestServer["sql"] },
+  clock: Clock,
+  url: string,
+  captures: number,
+  type = "open",
+): Promise<{ projectId: number; destinationId: number; ids: string[] }> {
+  const p = await createProject(srv.url);
+  const res = await call(srv.url, "POST", `/api/v1/projects/${p.productionId}/destinations`, {
+    headers: adminHeaders,
+    body: { url },
+  });
+  assert.equal(res.status, 201, res.text);
+  const ids: string[] = [];
+  for (let i = 0; i < captures; i++) {
+    ids.push(...await capture(srv.sql, p.productionId, p.hashid, Array(150).fill(type), clock));
+  }
+  return { projectId: p.productionId, destinationId: res.body.destination.id, ids };
 }
