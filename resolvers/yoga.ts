@@ -109,6 +109,8 @@ export function createGraphQLHandler(deps: AppDeps): GraphQLHandler {
     });
   }
 
+  const context = ({ request, requestId, clientAddress }: ServerContext & { request: Request }) =>
+    createContext(request, deps, { requestId, clientAddress });
   const yoga = createYoga<ServerContext, GraphQLContext>({
     schema,
     // Deno's own Request and Response, not the whatwg-node ponyfills (Deno looks like Node).
@@ -134,14 +136,13 @@ export function createGraphQLHandler(deps: AppDeps): GraphQLHandler {
       errorCache: parseErrorCache(1024 * 1024),
     },
     plugins,
-    context: ({ request, requestId, clientAddress }) =>
-      createContext(request, deps, { requestId, clientAddress }),
+    context,
   });
 
   // Bodies go in and out as strings: GraphQL documents and results are small, and Deno's
   // streamed bodies, which Yoga would use both ways, cost more than the whole execution of a
   // link(path) query (measured: twice the requests/s this way).
-  const fastPath = createFastPath(yoga, persisted.admitsFastPath);
+  const fastPath = createFastPath(yoga, persisted.admitsFastPath, context);
   const webSocket = createWebSocketHandler(yoga, deps, persisted.webSocketQuery);
   return async (request, context) => {
     // Subscriptions over WebSocket (resolvers/websocket.ts).

@@ -2,7 +2,7 @@ import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
 import type { Logger } from "../services/log.ts";
 import type { AppEnv } from "./deps.ts";
-import { errorResponse } from "./errors.ts";
+import { errorResponse, toErrorResponse } from "./errors.ts";
 
 export const MAX_BODY_BYTES = 1024 * 1024;
 
@@ -58,18 +58,63 @@ export function requestFrame(logger: Logger): MiddlewareHandler<AppEnv> {
     if (refused instanceof Response) c.res = refused;
     let res = c.res;
     if (res.status !== 101) {
-      try {
-        res.headers.set("X-Request-Id", id);
-      } catch {
-        // Immutable headers (a fetched or redirect Response): a copy with them.
-        res = new Response(res.body, res);
-        res.headers.set("X-Request-Id", id);
+      const sent = withRequestId(res, id);
+      if (sent !== res) {
         c.res = undefined;
-        c.res = res;
+        c.res = res = sent;
       }
     }
     logRequest(logger, id, c.req.method, c.req.path, res.status, start);
   };
+}
+
+/** The response with its X-Request-Id header: itself, or a copy when its headers are immutable. */
+function withRequestId(res: Response, id: string): Response {
+  try {
+    res.headers.set("X-Request-Id", id);
+    return res;
+  } catch {
+    // Immutable headers (a fetched or redirect Response): a copy with them.
+    const copy = new Response(res.body, res);
+    copy.headers.set("X-Request-Id", id);
+    return copy;
+  }
+}
+
+/**
+ * A request answered before hono's routing and context (the hottest routes: rest/sdk.ts
+ * sdkLinkFastPath, app.ts's POST /graphql) with requestFrame's frame: the same request id and
+ * X-Request-Id header, the same log line (`path` is hono's c.req.path: no query string), errors
+ * mapped by rest/errors.ts as app.onError maps them. The body limit is the caller's to check.
+ */
+export async function answerFramed(
+  logger: Logger,
+  req: Request,
+  path: string,
+  answer: (requestId: string) => Promise<Response>,
+): Promise<Response> {
+  const start = performance.now();
+  const id = requestIdOf(req);
+  let res: Response;
+  try {
+    res = await answer(id);
+  } catch (err) {
+    res = toErrorResponse(err, logger, id);
+  }
+  res = withRequestId(res, id);
+  logRequest(logger, id, req.method, path, res.status, start);
+  return res;
+}
+
+/**
+ * Whether requestFrame would let this request's body through without reading it: a
+ * Content-Length within the limit and no Transfer-Encoding (hono's bodyLimit rule). Any other
+ * body (chunked, no length, over the limit) goes through hono, which counts or refuses it.
+ */
+export function declaredWithinLimit(req: Request): boolean {
+  const length = req.headers.get("content-length");
+  return length !== null && !req.headers.has("transfer-encoding") &&
+    parseInt(length, 10) <= MAX_BODY_BYTES;
 }
 
 /** The request's id: the client's X-Request-Id when plain, else a new one. */

@@ -8,8 +8,7 @@ import { authenticateSdk, LINK_ENVIRONMENTS, METRICS_ENVIRONMENTS } from "../ser
 import { readBody, readJson } from "./body.ts";
 import type { AppDeps } from "../services/deps.ts";
 import type { AppEnv } from "./deps.ts";
-import { toErrorResponse } from "./errors.ts";
-import { logRequest, requestIdOf } from "./middleware.ts";
+import { answerFramed } from "./middleware.ts";
 import { parseIngestBody } from "../inputs/events.ts";
 import { generateLinkBody } from "../inputs/links.ts";
 
@@ -57,27 +56,13 @@ export function sdkLinkFastPath(deps: AppDeps): (req: Request) => Promise<Respon
     const pathEnd = query === -1 ? url.length : query;
     const linkPath = url.slice(pathStart + LOOKUP_PREFIX.length, pathEnd);
     if (!PLAIN_SEGMENT.test(linkPath)) return null;
-    return answerLookup(deps, req, url.slice(pathStart, pathEnd), linkPath);
+    return answerFramed(
+      deps.logger,
+      req,
+      url.slice(pathStart, pathEnd),
+      () => sdkLink(deps, req.headers, linkPath),
+    );
   };
-}
-
-async function answerLookup(
-  deps: AppDeps,
-  req: Request,
-  path: string,
-  linkPath: string,
-): Promise<Response> {
-  const start = performance.now();
-  const id = requestIdOf(req);
-  let res: Response;
-  try {
-    res = await sdkLink(deps, req.headers, linkPath);
-  } catch (err) {
-    res = toErrorResponse(err, deps.logger, id);
-  }
-  res.headers.set("X-Request-Id", id);
-  logRequest(deps.logger, id, "GET", path, res.status, start);
-  return res;
 }
 
 /** The SDK API under {base_url} = /api/v1/sdk: generate_link, link, metrics_for_project, events. */

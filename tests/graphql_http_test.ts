@@ -4,7 +4,14 @@
 // type, and what a client without Accept gets). The fast path (resolvers/fast_path.ts) and Yoga
 // answer alike: same status, media type and body, for every Accept.
 import assert from "node:assert/strict";
-import { responseType } from "../resolvers/fast_path.ts";
+import { createFastPath, responseType } from "../resolvers/fast_path.ts";
+import {
+  createSchema,
+  createYoga,
+  type FetchAPI,
+  type Plugin,
+  type YogaServerInstance,
+} from "graphql-yoga";
 import { createProject, startTestServer } from "./helpers/server.ts";
 
 const srv = await startTestServer();
@@ -165,4 +172,41 @@ Deno.test("the fast path picks the media type Yoga picks, for any Accept", async
   assert.equal(responseType("text/event-stream"), null);
   assert.equal(responseType("multipart/mixed, application/json"), null);
   assert.equal(responseType("text/plain"), null);
+});
+
+Deno.test("the fast path builds Yoga's context itself only while no plugin builds one too", async () => {
+  const schema = createSchema({
+    typeDefs: "type Query { context: String }",
+    resolvers: {
+      Query: {
+        context: (_: unknown, __: unknown, ctx: Record<string, unknown>) =>
+          Object.keys(ctx).filter((k) => !k.startsWith("_")).sort().join(","),
+      },
+    },
+  });
+  const context = ({ requestId }: { requestId: string }) => ({ mine: requestId });
+  const run = async (plugins: Plugin[]) => {
+    const options = { schema, context, plugins, fetchAPI: globalThis as unknown as FetchAPI };
+    type Yoga = YogaServerInstance<{ requestId: string }, Record<string, unknown>>;
+    // deno-lint-ignore no-explicit-any
+    const yoga = createYoga(options as any) as unknown as Yoga;
+    const fast = createFastPath<{ requestId: string }>(yoga, () => true, context);
+    const body = JSON.stringify({ query: "{ context }" });
+    const request = new Request("http://x/graphql", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body,
+    });
+    const res = await fast(request, body, { requestId: "r1" });
+    return (await res!.json()).data.context as string;
+  };
+  // Yoga's context option alone: called directly, the same fields envelop would assign.
+  const alone = await run([]);
+  assert.deepEqual(alone.split(","), ["mine", "params", "request", "requestId"]);
+  // A plugin of its own that builds the context: envelop's chain runs, both extensions arrive.
+  const extended = await run([{
+    onContextBuilding: ({ extendContext }: { extendContext: (e: object) => void }) =>
+      extendContext({ extra: 1 }),
+  } as Plugin]);
+  assert.deepEqual(extended.split(","), ["extra", "mine", "params", "request", "requestId"]);
 });

@@ -103,3 +103,63 @@ Deno.test("the link host's hits are answered and logged as every route's, and ot
   assertError(api, 404, "not_found");
   await srv.views.flush();
 });
+
+Deno.test("POST /graphql is answered before hono with its frame; bodies without a length or over the limit go through hono's", async () => {
+  const path = await generateLink(srv.url, project.key, "production", { title: "Hot" });
+  const query = JSON.stringify({ query: `{ link(path: "${path}") { path title } }` });
+  const headers = { ...sdk, "Content-Type": "application/json" };
+  const found = await call(srv.url, "POST", "/graphql?ignored=1", {
+    raw: query,
+    headers: { ...headers, "X-Request-Id": "client-graphql-1" },
+  });
+  assert.equal(found.status, 200);
+  assert.deepEqual(found.body, { data: { link: { path, title: "Hot" } } });
+  assert.equal(found.headers.get("x-request-id"), "client-graphql-1");
+  assert.deepEqual(requestLine("client-graphql-1"), {
+    msg: "request",
+    method: "POST",
+    path: "/graphql",
+    status: 200,
+  });
+  // An id that is not plain is replaced, as every route replaces it.
+  const replaced = await call(srv.url, "POST", "/graphql", {
+    raw: query,
+    headers: { ...headers, "X-Request-Id": "not plain!" },
+  });
+  assert.notEqual(replaced.headers.get("x-request-id"), "not plain!");
+  assert.equal(requestLine(replaced.headers.get("x-request-id")).status, 200);
+  // Errors answered by Yoga's full path keep the frame.
+  const invalid = await call(srv.url, "POST", "/graphql", { raw: `{"query":"{ nope }"}`, headers });
+  assert.ok(invalid.body.errors?.length);
+  assert.equal(requestLine(invalid.headers.get("x-request-id")).status, invalid.status);
+
+  // A streamed body (no Content-Length) is counted by hono's frame: the same answer and line.
+  const stream = (text: string) => ReadableStream.from([new TextEncoder().encode(text)]);
+  const chunked = await fetch(`${srv.url}/graphql`, {
+    method: "POST",
+    headers,
+    body: stream(query),
+  });
+  assert.equal(chunked.status, 200);
+  assert.deepEqual(await chunked.json(), { data: { link: { path, title: "Hot" } } });
+  assert.deepEqual(requestLine(chunked.headers.get("x-request-id")), {
+    msg: "request",
+    method: "POST",
+    path: "/graphql",
+    status: 200,
+  });
+
+  // Over 1 MiB, declared or streamed: 413 before the body is parsed, logged as every request.
+  const big = JSON.stringify({ query: "{ __typename }", variables: { pad: "x".repeat(1 << 20) } });
+  const declared = await call(srv.url, "POST", "/graphql", { raw: big, headers });
+  assertError(declared, 413, "payload_too_large");
+  assert.equal(requestLine(declared.headers.get("x-request-id")).status, 413);
+  const streamed = await fetch(`${srv.url}/graphql`, {
+    method: "POST",
+    headers,
+    body: stream(big),
+  });
+  assert.equal(streamed.status, 413);
+  assert.equal((await streamed.json()).error.code, "payload_too_large");
+  assert.equal(requestLine(streamed.headers.get("x-request-id")).status, 413);
+});
