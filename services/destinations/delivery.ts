@@ -308,7 +308,14 @@ export class DeliveryWorker {
         if ("pendingXid" in plan) {
           // Committed events wait behind an older transaction still running (services/feed/feed.ts).
           // Waited for here, outside the plan's transaction, whose own id would hold them back.
-          if (await waitForHorizon(this.#deps.sql, plan.pendingXid, HORIZON_WAIT_MS)) continue;
+          if (
+            await waitForHorizon(
+              this.#deps.sql,
+              dest.environment_id,
+              plan.pendingXid,
+              HORIZON_WAIT_MS,
+            )
+          ) continue;
           await this.#deps.sql`
             update destinations set lease_owner = null, lease_expires_at = null
             where id = ${dest.id} and lease_owner = ${this.instanceId}

@@ -98,13 +98,16 @@ export async function createDestination(
     const env = await getEnvironmentOrThrow(tx, projectId);
     const now = deps.clock.now();
     await startCapture(tx, env.id, now);
+    // It starts at the feed's horizon (services/feed/feed.ts): after every event already final,
+    // before every event still to commit. Read on its own, where the environment's feed is
+    // written (on Citus a worker: feed_horizon(integer), migration 00018), not in the INSERT,
+    // whose functions Citus evaluates on the coordinator.
+    const [h] = await tx<{ x: string }[]>`select feed_horizon(${env.id}::int)::text as x`;
     const [row] = await tx<{ id: number }[]>`
-      -- It starts at the feed's horizon (services/feed/feed.ts): after every event already final,
-      -- before every event still to commit.
       insert into destinations (environment_id, url, event_types, secret_sealed, created_at,
         cursor_xid, cursor_seq)
       values (${env.id}, ${input.url}, ${input.eventTypes}::text[], ${sealed}, ${now},
-        feed_horizon(), 0)
+        ${h!.x}::bigint, 0)
       returning id
     `;
     await recordAudit(tx, audit, {
