@@ -22,6 +22,8 @@ const { values } = parseArgs({
     suite: { type: "boolean" },
     bench: { type: "string" },
     seconds: { type: "string", default: "3" },
+    // A test file still running after this many seconds is stopped and counted as failed.
+    timeout: { type: "string", default: "300" },
     "feed-rows": { type: "string", default: "100000" },
     single: { type: "string", default: "postgres://postgres@127.0.0.1:5432/postgres" },
   },
@@ -107,14 +109,24 @@ async function cpuSeconds(port: number): Promise<number> {
   return total;
 }
 
-async function run(args: string[], env: Record<string, string>): Promise<boolean> {
-  const out = await new Deno.Command(Deno.execPath(), {
+async function run(
+  args: string[],
+  env: Record<string, string>,
+  timeoutSeconds?: number,
+): Promise<boolean> {
+  const child = new Deno.Command(Deno.execPath(), {
     args,
     env,
     stdout: "inherit",
     stderr: "inherit",
-  }).output();
-  return out.success;
+  }).spawn();
+  const timer = timeoutSeconds === undefined ? undefined : setTimeout(() => {
+    print(`timed out after ${timeoutSeconds} s: deno ${args.join(" ")}`);
+    child.kill("SIGKILL");
+  }, timeoutSeconds * 1000);
+  const status = await child.status;
+  clearTimeout(timer);
+  return status.success;
 }
 
 const url = await coordinatorUrl();
@@ -140,7 +152,11 @@ if (!values.bench || values.tests || values.suite) {
   const results: [string, boolean, number][] = [];
   for (const file of files) {
     const started = performance.now();
-    const ok = await run(["test", ...testPerms, file], { DATABASE_URL: url });
+    const ok = await run(
+      ["test", ...testPerms, file],
+      { DATABASE_URL: url },
+      Number(values.timeout),
+    );
     results.push([file, ok, (performance.now() - started) / 1000]);
   }
   print("\ntest files on the Citus coordinator:");

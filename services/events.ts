@@ -5,7 +5,7 @@ import type { Db, Sql } from "../db/connect.ts";
 import { jsonColumn } from "../db/params.ts";
 import type { Clock } from "./clock.ts";
 import { ApiError } from "./errors.ts";
-import { announceCapture, capturingEnvironment } from "./feed/capture.ts";
+import { announceCapture, capturingEnvironment, lockCaptureOnCitus } from "./feed/capture.ts";
 import {
   type EventType,
   FEED_SCHEMA_VERSION,
@@ -131,7 +131,7 @@ export async function recordEvents(
     );
     const deltas = countEvents(inserted);
     await applyPurchases(tx, ctx.environment.id, inserted, deltas);
-    await applyDeltas(tx, deltas);
+    await applyDeltas(tx, ctx.environment.id, deltas);
     return { n: inserted.length, captured };
   });
   // A lost wake-up only delays readers until their next poll (see announceCapture): the events
@@ -226,6 +226,7 @@ async function insertEvents(
   rollups: boolean,
 ): Promise<{ inserted: StoredEvent[]; captured: boolean }> {
   if (events.length === 0) return { inserted: [], captured: false };
+  await lockCaptureOnCitus(db, environmentId, "share");
   const rows = await db<{ event_id: string; captured: boolean }[]>`
     with batch as (
       select event_id, client_id, type, name, occurred_at::timestamptz as occurred_at,

@@ -24,12 +24,16 @@
 -- analytics_event_keys (environment_id, client_id); purchase versions). Link paths, key hashes
 -- and token hashes are unique in reference tables, enforced as on one server. Dropped here: the
 -- keys a distributed table cannot keep and nothing relied on for uniqueness: link_counters'
--- primary key on link_id (a link's row is inserted once, with its link, in one transaction) and
+-- primary key on link_id (a link's row is inserted once, with its link, in one transaction; the
+-- key becomes (environment_id, link_id)), the history's and the live streams' on their generated
+-- ids (now led by the distribution column; a sequence never repeats), and
 -- the foreign keys between token-keyed and environment-keyed tables (Citus allows them only
 -- towards a reference table or along the distribution column).
 --
 -- The feed's order on Citus: see feed_events_xid and feed_horizon(integer) below.
 do $$
+declare
+  fk record;
 begin
   if not exists (select from pg_extension where extname = 'citus') then
     return;
@@ -40,6 +44,26 @@ begin
   -- Triggers on distributed tables fire on the workers' shards (feed_events_xid,
   -- link_counters_environment); they only read reference tables there.
   perform set_config('citus.enable_unsafe_triggers', 'on', true);
+
+  -- Citus serialises a row lock on a reference table with the modifications of any table that
+  -- has a foreign key to it by one lock on the whole reference table: capture's FOR SHARE on the
+  -- environment (services/feed/capture.ts) then waits for, and deadlocks with, concurrent
+  -- ingestion whose history rows reference environments. Environments are never deleted, so
+  -- these keys never acted; they go.
+  for fk in
+    select c.conname, c.conrelid::regclass as rel from pg_constraint c
+    where c.contype = 'f' and c.confrelid = 'environments'::regclass
+      and c.conrelid in ('feed_events'::regclass, 'analytics_events'::regclass,
+        'analytics_event_keys'::regclass, 'purchase_versions'::regclass)
+  loop
+    execute format('alter table %s drop constraint %I', fk.rel, fk.conname);
+  end loop;
+  -- Before their tokens become a reference table: Citus would make them local tables it
+  -- manages, whose keys can no longer be altered.
+  alter table feed_rate_hits drop constraint feed_rate_hits_token_id_fkey;
+  alter table live_streams drop constraint live_streams_token_id_fkey;
+  alter table live_streams drop constraint live_streams_pkey;
+  alter table live_streams add primary key (token_id, id);
 
   -- Referenced before referencing: each foreign key then points at a reference table already.
   perform create_reference_table('instance_settings');
@@ -60,6 +84,7 @@ begin
   perform create_reference_table('oidc_logins');
 
   alter table link_counters drop constraint link_counters_pkey;
+  alter table analytics_events drop constraint analytics_events_pkey;
   perform create_distributed_table('feed_events', 'environment_id');
   perform create_distributed_table('analytics_events', 'environment_id',
     colocate_with => 'feed_events');
@@ -75,9 +100,8 @@ begin
     colocate_with => 'feed_events');
   -- Unique per link within its environment's shard (the link's environment never changes).
   alter table link_counters add primary key (environment_id, link_id);
+  alter table analytics_events add primary key (environment_id, id, received_at);
 
-  alter table feed_rate_hits drop constraint feed_rate_hits_token_id_fkey;
-  alter table live_streams drop constraint live_streams_token_id_fkey;
   perform create_distributed_table('feed_rate_hits', 'token_id', colocate_with => 'none');
   perform create_distributed_table('live_streams', 'token_id', colocate_with => 'feed_rate_hits');
 end
