@@ -98,7 +98,8 @@ export function capturingEnvironment(db: Db, environmentId: number) {
   `;
 }
 
-const CAPTURE_LOCK_KEY = 4_242_002;
+// The first key of pg_advisory_xact_lock(int, int); the second is the environment id.
+const CAPTURE_LOCK_KEY = 4_242_031;
 
 /**
  * On Citus, the environment row's lock is taken as a transaction advisory lock on the
@@ -115,9 +116,9 @@ export async function lockCaptureOnCitus(
 ): Promise<void> {
   if (!onCitus()) return;
   if (mode === "share") {
-    await db`select pg_advisory_xact_lock_shared(${CAPTURE_LOCK_KEY}, ${environmentId}::int)`;
+    await db`select pg_advisory_xact_lock_shared(${CAPTURE_LOCK_KEY}::int, ${environmentId}::int)`;
   } else {
-    await db`select pg_advisory_xact_lock(${CAPTURE_LOCK_KEY}, ${environmentId}::int)`;
+    await db`select pg_advisory_xact_lock(${CAPTURE_LOCK_KEY}::int, ${environmentId}::int)`;
   }
 }
 
