@@ -1,5 +1,5 @@
 // deno task citus [-- --tests a_test.ts,b_test.ts | --suite] [--bench sdk,feed] [--seconds N]
-//   [--feed-rows N] [--single URL]
+//   [--feed-rows N] [--single URL] [--fault]
 //
 // The service on a Citus cluster (docs/SCALING.md, "Running on Citus"). Needs a running cluster:
 // CITUS_DATABASE_URL is its coordinator's URL (a database where `citus` is created and the
@@ -10,6 +10,8 @@
 // - with --bench: `deno task bench --only ...` against the coordinator and, in the same run,
 //   against a single PostgreSQL (--single, default postgres://postgres@127.0.0.1:5432/postgres),
 //   with the CPU time each server process of each node used during each.
+// - with --fault: bench/citus_fault.ts, a worker stopped and started under load (--seconds: the run's
+//   length, 20 by default there).
 // CI cannot build Citus and stays on the single PostgreSQL.
 import { parseArgs } from "node:util";
 import postgres from "postgres";
@@ -25,6 +27,7 @@ const { values } = parseArgs({
     // A test file still running after this many seconds is stopped and counted as failed.
     timeout: { type: "string", default: "300" },
     "feed-rows": { type: "string", default: "100000" },
+    fault: { type: "boolean" },
     single: { type: "string", default: "postgres://postgres@127.0.0.1:5432/postgres" },
   },
 });
@@ -148,7 +151,19 @@ if (values.suite) {
     .filter((f) => f.endsWith("_test.ts") && !f.endsWith("_browser_test.ts"))
     .sort();
 }
-if (!values.bench || values.tests || values.suite) {
+if (values.fault) {
+  print("\n== a worker stopped and started mid-run (bench/citus_fault.ts)");
+  await run([
+    "run",
+    ...testPerms,
+    "bench/citus_fault.ts",
+    values.seconds === "3" ? "20" : values.seconds!,
+  ], {
+    CITUS_DATABASE_URL: url,
+  });
+}
+
+if ((!values.bench && !values.fault) || values.tests || values.suite) {
   const results: [string, boolean, number][] = [];
   for (const file of files) {
     const started = performance.now();

@@ -264,8 +264,9 @@ export async function seedMetricsLinks(sql: Sql, environmentId: number): Promise
       from generate_series(1, 9999) g
       returning id
     )
-    insert into link_counters (link_id, total_views, total_opens, total_installs, total_revenue)
-    select id, (random() * 100000)::int, (random() * 1000)::int, (random() * 100)::int,
+    insert into link_counters (link_id, environment_id, total_views, total_opens, total_installs,
+      total_revenue)
+    select id, ${environmentId}, (random() * 100000)::int, (random() * 1000)::int, (random() * 100)::int,
       (random() * 1000000)::int
     from l
   `;
