@@ -142,8 +142,12 @@ $$;
 -- The horizon of an environment's feed (services/feed/feed.ts, waitForHorizon). On one server
 -- its own horizon; on Citus the function is distributed by its argument, so the call runs on the
 -- worker holding that environment's feed, where its xids are assigned.
-create function feed_horizon(environment_id integer) returns bigint language sql stable as $$
-  select feed_horizon()
+-- PL/pgSQL, not SQL: PostgreSQL inlines a SQL function into the calling query, and Citus then sees
+-- feed_horizon() instead of a call it can delegate (it ran on the coordinator).
+create function feed_horizon(environment_id integer) returns bigint language plpgsql stable as $$
+begin
+  return feed_horizon();
+end
 $$;
 
 do $$
