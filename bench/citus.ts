@@ -75,7 +75,7 @@ async function nodes(url: string): Promise<{ role: string; port: number }[]> {
 
 /**
  * CPU seconds used so far by the server processes of the PostgreSQL listening on `port` (the
- * postmaster, found by its -p argument, and its children), from /proc.
+ * postmaster, found by its -p argument, its live children and those it has reaped), from /proc.
  */
 async function cpuSeconds(port: number): Promise<number> {
   const ticks = 100; // USER_HZ on Linux
@@ -83,7 +83,11 @@ async function cpuSeconds(port: number): Promise<number> {
     try {
       const s = await Deno.readTextFile(`/proc/${pid}/stat`);
       const f = s.slice(s.lastIndexOf(")") + 2).split(" ");
-      return { ppid: f[1]!, cpu: (Number(f[11]) + Number(f[12])) / ticks };
+      // utime + stime, and cutime + cstime: the postmaster's reaped children (backends that
+      // ended, every closed connection's) count there.
+      const own = Number(f[11]) + Number(f[12]);
+      const reaped = Number(f[13]) + Number(f[14]);
+      return { ppid: f[1]!, cpu: (own + reaped) / ticks };
     } catch {
       return null;
     }

@@ -103,7 +103,7 @@ export async function createDestination(
     // before every event still to commit. Read on its own, where the environment's feed is
     // written (on Citus a worker: feed_horizon(integer), migration 00018), not in the INSERT,
     // whose functions Citus evaluates on the coordinator.
-    const [h] = await tx<{ x: string }[]>`select feed_horizon(${env.id}::int)::text as x`;
+    const [h] = await tx<{ x: string }[]>`select feed_horizon(${env.id}::int) as x`;
     const [row] = await tx<{ id: number }[]>`
       insert into destinations (environment_id, url, event_types, secret_sealed, created_at,
         cursor_xid, cursor_seq)

@@ -109,7 +109,7 @@ async function accountDropsOnCitus(
   `;
   const drops: DestinationDrop[] = [];
   for (const d of dests) {
-    const [h] = await db<{ x: string }[]>`select feed_horizon(${d.environment_id}::int)::text as x`;
+    const [h] = await db<{ x: string }[]>`select feed_horizon(${d.environment_id}::int) as x`;
     const types = d.event_types;
     const [last] = await db<{ xid: string; seq: string }[]>`
       select xid::text, seq::text from feed_events

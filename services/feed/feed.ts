@@ -196,7 +196,7 @@ export async function waitForHorizon(
   for (let pause = 1;; pause = Math.min(pause * 2, 50)) {
     const [row] = await db<
       { horizon: string }[]
-    >`select feed_horizon(${environmentId}::int)::text as horizon`;
+    >`select feed_horizon(${environmentId}::int) as horizon`;
     if (BigInt(row!.horizon) > BigInt(xid)) return true;
     if (performance.now() + pause > deadline) return false;
     await new Promise((resolve) => setTimeout(resolve, pause));

@@ -139,8 +139,10 @@ begin
 end
 $$;
 
--- The horizon of an environment's feed (services/feed/feed.ts, waitForHorizon). On one server
--- its own horizon; on Citus the function is distributed by its argument, so the call runs on the
+-- The horizon of an environment's feed (services/feed/feed.ts, waitForHorizon). Citus delegates
+-- a statement that is only the call, `select feed_horizon($1)`: a cast around it (`::text`) makes
+-- it run on the coordinator instead; bigint comes back as text through the driver anyway. On one
+-- server its own horizon; on Citus the function is distributed by its argument, so the call runs on the
 -- worker holding that environment's feed, where its xids are assigned.
 -- PL/pgSQL, not SQL: PostgreSQL inlines a SQL function into the calling query, and Citus then sees
 -- feed_horizon() instead of a call it can delegate (it ran on the coordinator).
