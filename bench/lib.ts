@@ -1,9 +1,9 @@
 // Shared pieces of `deno task bench`: a fresh database on the real PostgreSQL, the service and a
 // bare baseline served in this process, wrk as the load generator, and same-run ratios.
 import { CLI_AUDIT } from "../services/access/audit.ts";
-import postgres from "postgres";
 import { resolveConfig } from "../config.ts";
 import { connect, type Sql } from "../db/connect.ts";
+import { createDatabase, dropDatabase } from "../db/databases.ts";
 import { migrate } from "../db/migrate.ts";
 import { createApp } from "../app.ts";
 import { systemClock } from "../services/clock.ts";
@@ -38,11 +38,10 @@ export async function benchDatabase(): Promise<BenchDatabase> {
   // instead of spending half an hour writing 10M events again.
   const reuse = Deno.env.get("BENCH_REUSE_DATABASE");
   const name = reuse ?? `bench_${Date.now().toString(36)}`;
-  const admin = postgres(base, { max: 1, onnotice: () => {} });
-  if (!reuse) await admin.unsafe(`create database "${name}"`);
   const u = new URL(base);
   u.pathname = `/${name}`;
-  const url = u.toString();
+  // On a Citus coordinator, a cluster of its own (db/databases.ts).
+  const url = reuse ? u.toString() : await createDatabase(base, name);
   await migrate(url);
   const sql = connect(url, 10);
   return {
@@ -54,9 +53,8 @@ export async function benchDatabase(): Promise<BenchDatabase> {
       if (reuse || Deno.env.get("BENCH_KEEP_DATABASE") === "1") {
         Deno.stderr.writeSync(new TextEncoder().encode(`bench: kept database ${url}\n`));
       } else {
-        await admin.unsafe(`drop database if exists "${name}" with (force)`);
+        await dropDatabase(base, name);
       }
-      await admin.end();
     },
   };
 }
@@ -282,8 +280,9 @@ export async function seedMetricsLinks(sql: Sql, environmentId: number): Promise
       from generate_series(1, 9999) g
       returning id
     )
-    insert into link_counters (link_id, total_views, total_opens, total_installs, total_revenue)
-    select id, (random() * 100000)::int, (random() * 1000)::int, (random() * 100)::int,
+    insert into link_counters (link_id, environment_id, total_views, total_opens, total_installs,
+      total_revenue)
+    select id, ${environmentId}, (random() * 100000)::int, (random() * 1000)::int, (random() * 100)::int,
       (random() * 1000000)::int
     from l
   `;

@@ -1,6 +1,7 @@
 import { fileURLToPath } from "node:url";
 import postgres from "postgres";
 import shift from "postgres-shift";
+import { setOnCitus } from "./cluster.ts";
 import { driverTarget } from "./target.ts";
 
 const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
@@ -22,6 +23,10 @@ export async function migrate(url: string): Promise<void> {
     await sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`;
     await shift({ sql, path: MIGRATIONS_DIR });
     await sql`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`;
+    const [ext] = await sql<{ citus: boolean }[]>`
+      select exists (select from pg_extension where extname = 'citus') as citus
+    `;
+    setOnCitus(ext!.citus);
   } finally {
     await sql.end({ timeout: 5 });
   }

@@ -95,7 +95,18 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   const code = (err as { code?: unknown } | null)?.code;
   if (typeof code !== "string") return false;
   return UNAVAILABLE_CODES.has(code) || code.startsWith("08") || code.startsWith("53") ||
-    code.startsWith("57P");
+    code.startsWith("57P") || (code === "XX000" && isCitusWorkerLost(err));
+}
+
+/**
+ * Citus (docs/SCALING.md): a transaction that had written on a worker lost its connection to it.
+ * Citus raises that with no SQLSTATE of its own (XX000), unlike its other connection failures
+ * (08006); the transaction is rolled back, so a retry is what the client should do.
+ */
+function isCitusWorkerLost(err: unknown): boolean {
+  const message = (err as { message?: unknown }).message;
+  return typeof message === "string" &&
+    message.startsWith("failure on connection marked as essential");
 }
 
 /** A dotted path as clients write it: `events[3].occurred_at`. */

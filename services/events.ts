@@ -5,7 +5,8 @@ import type { Db, Sql } from "../db/connect.ts";
 import { jsonColumn } from "../db/params.ts";
 import type { Clock } from "./clock.ts";
 import { ApiError } from "./errors.ts";
-import { announceCapture, capturingEnvironment } from "./feed/capture.ts";
+import { onCitus } from "../db/cluster.ts";
+import { announceCapture, capturingEnvironment, lockCaptureOnCitus } from "./feed/capture.ts";
 import {
   type EventType,
   FEED_SCHEMA_VERSION,
@@ -131,7 +132,7 @@ export async function recordEvents(
     );
     const deltas = countEvents(inserted);
     await applyPurchases(tx, ctx.environment.id, inserted, deltas);
-    await applyDeltas(tx, deltas);
+    await applyDeltas(tx, ctx.environment.id, deltas);
     return { n: inserted.length, captured };
   });
   // A lost wake-up only delays readers until their next poll (see announceCapture): the events
@@ -226,6 +227,7 @@ async function insertEvents(
   rollups: boolean,
 ): Promise<{ inserted: StoredEvent[]; captured: boolean }> {
   if (events.length === 0) return { inserted: [], captured: false };
+  await lockCaptureOnCitus(db, environmentId, "share");
   const rows = await db<{ event_id: string; captured: boolean }[]>`
     with batch as (
       select event_id, client_id, type, name, occurred_at::timestamptz as occurred_at,
@@ -436,6 +438,12 @@ export async function deleteAnalyticsKeysBefore(
   cutoff: Date,
   batch: number,
 ): Promise<number> {
+  if (onCitus()) {
+    // Citus plans no distributed DELETE by ctid: every expired key at once there, each shard's
+    // in one statement on its worker.
+    const rows = await db`delete from analytics_event_keys where received_at < ${cutoff}`;
+    return rows.count;
+  }
   // By ctid, as keys are never updated: matching on the key columns hashed the whole table.
   const rows = await db`
     delete from analytics_event_keys

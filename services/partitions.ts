@@ -29,6 +29,7 @@
 // each drop is one transaction, rolled back with the connection, and its advisory lock released.
 // Each step re-reads the catalogue under the lock before acting, so a rerun, on any instance,
 // skips what is done and does what is not: running it twice is the same as once.
+import { onCitus } from "../db/cluster.ts";
 import type { Db, Sql } from "../db/connect.ts";
 import { asMaintainer } from "./maintenance_lock.ts";
 
@@ -248,6 +249,9 @@ async function createPeriod(
 ): Promise<CreatedPartition | null> {
   const partitions = await listPartitions(tx, table);
   if (covered(partitions, period)) return null; // another instance made it since we looked
+  // On Citus, ATTACH distributes the new table as shards of the partitioned one; with foreign
+  // keys to reference tables, Citus needs the whole transaction on one connection per worker.
+  if (onCitus()) await tx`set local citus.multi_shard_modify_mode to 'sequential'`;
   const name = partitionName(table, period.start);
   const from = period.start.toISOString();
   const to = period.end.toISOString();
@@ -369,6 +373,15 @@ export async function deleteDefaultRowsBefore(
 ): Promise<number> {
   const defaultPartition = ident(defaultPartitionName(table));
   const column = ident(partitionSpec(table).column);
+  if (onCitus()) {
+    // Citus plans no distributed DELETE by ctid: every expired row of the default partition at
+    // once there, each shard's in one statement on its worker.
+    const rows = await db.unsafe(
+      `delete from ${defaultPartition} where ${column} < $1::timestamptz`,
+      [cutoff.toISOString()],
+    );
+    return rows.count;
+  }
   const rows = await db.unsafe(
     `delete from ${defaultPartition}
     where ctid = any(array(

@@ -64,7 +64,8 @@ export async function recordAudit(
   await tx`
     insert into audit_log (at, project_id, actor_type, actor_id, actor_name, action, target_type,
       target_id, detail, request_id)
-    values (coalesce(${audit.at ?? null}::timestamptz, now()),
+    -- SELECT, not VALUES: Citus takes no subquery in VALUES (docs/SCALING.md, "Running on Citus").
+    select coalesce(${audit.at ?? null}::timestamptz, now()),
       ${
     project === null
       ? null
@@ -74,7 +75,7 @@ export async function recordAudit(
   },
       ${audit.actor.type}, ${audit.actor.id}, ${audit.actor.name}, ${entry.action},
       ${entry.target.type}, ${String(entry.target.id)},
-      ${entry.detail === undefined ? null : tx.json(entry.detail)}, ${audit.requestId})
+      ${entry.detail === undefined ? null : tx.json(entry.detail)}, ${audit.requestId}
   `;
 }
 

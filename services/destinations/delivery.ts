@@ -20,6 +20,7 @@
 //   sent again as above. A batch resent on a new connection, because the receiver closed the
 //   kept one before answering, may arrive twice (same webhook-id), never not at all.
 import type { Config } from "../../config.ts";
+import { onCitus } from "../../db/cluster.ts";
 import type { Db, Sql } from "../../db/connect.ts";
 import type { Clock } from "../clock.ts";
 import { accountDrops, logDrops } from "./drops.ts";
@@ -246,6 +247,62 @@ export class DeliveryWorker {
     }
   }
 
+  /**
+   * The claim on Citus, which takes no row lock on a reference table (destinations) in a query
+   * over the distributed feed: the due destinations first, each one's pending events checked by
+   * a query routed to its feed's worker, then each claimed by an UPDATE that re-checks the lease
+   * (concurrent instances queue on the row, and the second finds it taken).
+   */
+  async #claimOnCitus(
+    room: number,
+    now: Date,
+    leaseUntil: Date,
+    active: number[],
+  ): Promise<Claimed[]> {
+    const sql = this.#deps.sql;
+    const due = await sql<
+      {
+        id: number;
+        environment_id: number;
+        cursor_xid: string;
+        cursor_seq: string;
+        sending: boolean;
+      }[]
+    >`
+      select id, environment_id, cursor_xid::text, cursor_seq::text,
+        batch_id is not null as sending
+      from destinations
+      where not paused
+        and (next_attempt_at is null or next_attempt_at <= ${now})
+        and (lease_owner is null or lease_owner = ${this.instanceId} or lease_expires_at <= ${now})
+        and id <> all(${active}::int[])
+      order by next_attempt_at nulls first, id
+    `;
+    const claimed: Claimed[] = [];
+    for (const d of due) {
+      if (claimed.length >= room) break;
+      if (!d.sending) {
+        const [pending] = await sql`
+          select 1 from feed_events
+          where environment_id = ${d.environment_id}
+            and (xid, seq) > (${d.cursor_xid}::bigint, ${d.cursor_seq}::bigint)
+          limit 1
+        `;
+        if (!pending) continue;
+      }
+      const [row] = await sql<Claimed[]>`
+        update destinations set lease_owner = ${this.instanceId}, lease_expires_at = ${leaseUntil}
+        where id = ${d.id} and not paused
+          and (lease_owner is null or lease_owner = ${this.instanceId}
+            or lease_expires_at <= ${now})
+        returning id, environment_id, url, event_types, secret_sealed, previous_secret_sealed,
+          previous_secret_expires_at, cursor_xid::text, cursor_seq::text
+      `;
+      if (row) claimed.push(row);
+    }
+    return claimed;
+  }
+
   async #claimAndRun(): Promise<number> {
     const room = this.#concurrency - this.#active.size;
     if (room <= 0 || this.#stopped) return 0;
@@ -254,7 +311,9 @@ export class DeliveryWorker {
     const active = [...this.#active.keys()];
     // Due: not paused, something to send, no retry waiting, and no other live lease.
     // SKIP LOCKED: instances polling at once claim different destinations.
-    const claimed = await this.#deps.sql<Claimed[]>`
+    const claimed = onCitus()
+      ? await this.#claimOnCitus(room, now, leaseUntil, active)
+      : await this.#deps.sql<Claimed[]>`
       update destinations d set lease_owner = ${this.instanceId}, lease_expires_at = ${leaseUntil}
       from (
         select d2.id from destinations d2
@@ -351,7 +410,14 @@ export class DeliveryWorker {
         if ("pendingXid" in plan) {
           // Committed events wait behind an older transaction still running (services/feed/feed.ts).
           // Waited for here, outside the plan's transaction, whose own id would hold them back.
-          if (await waitForHorizon(this.#deps.sql, plan.pendingXid, HORIZON_WAIT_MS)) continue;
+          if (
+            await waitForHorizon(
+              this.#deps.sql,
+              dest.environment_id,
+              plan.pendingXid,
+              HORIZON_WAIT_MS,
+            )
+          ) continue;
           await this.#deps.sql`
             update destinations set lease_owner = null, lease_expires_at = null
             where id = ${dest.id} and lease_owner = ${this.instanceId}

@@ -1,4 +1,5 @@
 // Push destinations, as the instance admin manages them. Delivery itself is services/destinations/delivery.ts.
+import { onCitus } from "../../db/cluster.ts";
 import type { Db, Sql } from "../../db/connect.ts";
 import { type AuditContext, recordAudit } from "../access/audit.ts";
 import type { Clock } from "../clock.ts";
@@ -98,13 +99,16 @@ export async function createDestination(
     const env = await getEnvironmentOrThrow(tx, projectId);
     const now = deps.clock.now();
     await startCapture(tx, env.id, now);
+    // It starts at the feed's horizon (services/feed/feed.ts): after every event already final,
+    // before every event still to commit. Read on its own, where the environment's feed is
+    // written (on Citus a worker: feed_horizon(integer), migration 00018), not in the INSERT,
+    // whose functions Citus evaluates on the coordinator.
+    const [h] = await tx<{ x: string }[]>`select feed_horizon(${env.id}::int) as x`;
     const [row] = await tx<{ id: number }[]>`
-      -- It starts at the feed's horizon (services/feed/feed.ts): after every event already final,
-      -- before every event still to commit.
       insert into destinations (environment_id, url, event_types, secret_sealed, created_at,
         cursor_xid, cursor_seq)
       values (${env.id}, ${input.url}, ${input.eventTypes}::text[], ${sealed}, ${now},
-        feed_horizon(), 0)
+        ${h!.x}::bigint, 0)
       returning id
     `;
     await recordAudit(tx, audit, {
@@ -145,6 +149,7 @@ async function selectStatuses(
 ): Promise<DestinationStatus[]> {
   const cutoff = feedRetentionCutoff(now);
   const failingBefore = new Date(now.getTime() - FAILING_AFTER_MS);
+  if (onCitus()) return await selectStatusesOnCitus(db, cutoff, failingBefore, where);
   const rows = await db<StatusRow[]>`
     select d.id, d.url, d.event_types, d.created_at, d.last_attempt_at, d.last_success_at,
       d.last_error, d.dropped::text as dropped,
@@ -162,6 +167,45 @@ async function selectStatuses(
         or d.environment_id = ${where.environmentId ?? null})
     order by d.id
   `;
+  return rows.map(toStatus);
+}
+
+/**
+ * selectStatuses on Citus, which runs no subquery over the distributed feed correlated with a
+ * reference table (destinations): the destinations first, then each one's pending count in a
+ * query of its own, routed to the worker holding its environment's feed.
+ */
+async function selectStatusesOnCitus(
+  db: Db,
+  cutoff: Date,
+  failingBefore: Date,
+  where: { id?: number; environmentId?: number },
+): Promise<DestinationStatus[]> {
+  const rows = await db<
+    (StatusRow & { environment_id: number; cursor_xid: string; cursor_seq: string })[]
+  >`
+    select d.id, d.environment_id, d.url, d.event_types, d.created_at, d.last_attempt_at,
+      d.last_success_at, d.last_error, d.dropped::text as dropped,
+      case when d.paused then 'paused'
+        when d.failing_since <= ${failingBefore} then 'failing'
+        else 'active' end as state,
+      d.cursor_xid::text as cursor_xid, d.cursor_seq::text as cursor_seq
+    from destinations d
+    where (${where.id ?? null}::int is null or d.id = ${where.id ?? null})
+      and (${where.environmentId ?? null}::int is null
+        or d.environment_id = ${where.environmentId ?? null})
+    order by d.id
+  `;
+  for (const d of rows) {
+    const [row] = await db<{ pending: number }[]>`
+      select count(*)::int as pending from feed_events f
+      where f.environment_id = ${d.environment_id}
+        and (f.xid, f.seq) > (${d.cursor_xid}::bigint, ${d.cursor_seq}::bigint)
+        and f.received_at >= ${cutoff}
+        and (cardinality(${d.event_types}::text[]) = 0 or f.type = any(${d.event_types}::text[]))
+    `;
+    d.pending = row!.pending;
+  }
   return rows.map(toStatus);
 }
 

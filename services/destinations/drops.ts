@@ -2,6 +2,7 @@
 // the destination's `dropped` and logged, in the transaction that moves it past them. Called by
 // the deliverer before each batch and by the retention purge before it deletes, so an event is
 // never purged uncounted.
+import { onCitus } from "../../db/cluster.ts";
 import type { Db } from "../../db/connect.ts";
 import type { FeedPoint } from "../feed/cursor.ts";
 import type { Logger } from "../log.ts";
@@ -59,6 +60,7 @@ export async function accountDrops(
   cutoff: Date,
   destinationId: number | null,
 ): Promise<DestinationDrop[]> {
+  if (onCitus()) return await accountDropsOnCitus(db, cutoff, destinationId);
   // Without JIT for the rest of the caller's transaction: the count below is planned for
   // whole partitions (its bounds are parameters), and the compilation that estimate triggers
   // took longer than the statement (0.1-2 s against milliseconds, bench/drops.ts). Sent in the
@@ -73,6 +75,78 @@ export async function accountDrops(
     dropped: r.dropped,
     through: { xid: r.through_xid!, seq: r.through_seq! },
   }));
+}
+
+/**
+ * accountDrops on Citus, where no statement can update the destinations (a reference table)
+ * from the distributed feed, nor correlate the two: per destination, the feed's horizon on the
+ * worker holding its environment (feed_horizon(integer), migration 00018), then its last
+ * expired event and the count up to it, each a query routed to that worker, then the update.
+ * Without the record of the last accounting (migration 00017): every accounting reads the
+ * destination's pending events of the days that can hold expired events, as a first one does.
+ * The update applies only if the destination is still where it was read (no row lock first:
+ * Citus locks a whole reference table for a row lock, which deadlocked with deliveries); one
+ * that moved meanwhile was accounted for by whoever moved it.
+ */
+async function accountDropsOnCitus(
+  db: Db,
+  cutoff: Date,
+  destinationId: number | null,
+): Promise<DestinationDrop[]> {
+  const dests = await db<
+    {
+      id: number;
+      environment_id: number;
+      cursor_xid: string;
+      cursor_seq: string;
+      event_types: string[];
+    }[]
+  >`
+    select id, environment_id, cursor_xid::text, cursor_seq::text, event_types
+    from destinations
+    where ${destinationId}::int is null or id = ${destinationId}
+    order by id
+  `;
+  const drops: DestinationDrop[] = [];
+  for (const d of dests) {
+    const [h] = await db<{ x: string }[]>`select feed_horizon(${d.environment_id}::int) as x`;
+    const types = d.event_types;
+    const [last] = await db<{ xid: string; seq: string }[]>`
+      select xid::text, seq::text from feed_events
+      where environment_id = ${d.environment_id}
+        and (xid, seq) > (${d.cursor_xid}::bigint, ${d.cursor_seq}::bigint)
+        and xid < ${h!.x}::bigint
+        and received_at < ${cutoff}
+        and (cardinality(${types}::text[]) = 0 or type = any(${types}::text[]))
+      order by xid desc, seq desc
+      limit 1
+    `;
+    if (!last) continue;
+    const [c] = await db<{ n: number }[]>`
+      select count(*)::int as n from feed_events
+      where environment_id = ${d.environment_id}
+        and (xid, seq) > (${d.cursor_xid}::bigint, ${d.cursor_seq}::bigint)
+        and (xid, seq) <= (${last.xid}::bigint, ${last.seq}::bigint)
+        and (cardinality(${types}::text[]) = 0 or type = any(${types}::text[]))
+    `;
+    const moved = await db`
+      update destinations set dropped = dropped + ${c!.n}, cursor_xid = ${last.xid}::bigint,
+        cursor_seq = ${last.seq}::bigint, batch_id = null, batch_last_xid = null,
+        batch_last_seq = null, drops_checked_xid = null, drops_checked_seq = null,
+        drops_checked_cutoff = null, drops_checked_horizon = null
+      where id = ${d.id} and cursor_xid = ${d.cursor_xid}::bigint
+        and cursor_seq = ${d.cursor_seq}::bigint
+      returning id
+    `;
+    if (moved.length === 0) continue;
+    drops.push({
+      id: d.id,
+      environment_id: d.environment_id,
+      dropped: c!.n,
+      through: { xid: last.xid, seq: last.seq },
+    });
+  }
+  return drops;
 }
 
 /** accountDrops' statement, not yet run: tests explain it (it can be nested in another). */

@@ -1,4 +1,5 @@
 import type { Db } from "../../db/connect.ts";
+import { onCitus } from "../../db/cluster.ts";
 import { jsonColumn } from "../../db/params.ts";
 import { deleteDefaultRowsBefore } from "../partitions.ts";
 
@@ -11,6 +12,7 @@ export const FEED_CHANNEL = "feed_captured";
  * the removal of the environment's feed.
  */
 export async function startCapture(db: Db, environmentId: number, at: Date): Promise<void> {
+  await lockCaptureOnCitus(db, environmentId, "exclusive");
   await db`
     update environments set capture_started_at = coalesce(capture_started_at, ${at})
     where id = ${environmentId}
@@ -21,6 +23,7 @@ export async function startCapture(db: Db, environmentId: number, at: Date): Pro
 export async function stopCaptureIfIdle(db: Db, environmentId: number): Promise<boolean> {
   // Lock first, then look: under READ COMMITTED the check below then takes a snapshot that
   // includes any token or destination committed by a transaction that held the lock before us.
+  await lockCaptureOnCitus(db, environmentId, "exclusive");
   await db`select id from environments where id = ${environmentId} for update`;
   const [env] = await db<{ idle: boolean }[]>`
     select not exists (
@@ -64,6 +67,7 @@ export async function captureEvents(
   events: readonly CapturedEvent[],
 ): Promise<boolean> {
   if (events.length === 0) return false;
+  await lockCaptureOnCitus(db, environmentId, "share");
   // One statement: the lock and the rows.
   const [env] = await db<{ captures: boolean }[]>`
     with env as (
@@ -90,8 +94,32 @@ export function capturingEnvironment(db: Db, environmentId: number) {
   return db`
     select id from environments
     where id = ${environmentId} and capture_started_at is not null
-    for share
+    ${onCitus() ? db`` : db`for share`}
   `;
+}
+
+// The first key of pg_advisory_xact_lock(int, int); the second is the environment id.
+const CAPTURE_LOCK_KEY = 4_242_031;
+
+/**
+ * On Citus, the environment row's lock is taken as a transaction advisory lock on the
+ * coordinator instead (shared by capturing writers, exclusive for starting and stopping
+ * capture), before the statement that reads the row. Citus implements a row lock on a
+ * reference table as a lock on the whole table, which capturing writers then deadlock on with
+ * each other (docs/SCALING.md, "Running on Citus"). Call it before capturingEnvironment's
+ * statement; nothing on a single PostgreSQL.
+ */
+export async function lockCaptureOnCitus(
+  db: Db,
+  environmentId: number,
+  mode: "share" | "exclusive",
+): Promise<void> {
+  if (!onCitus()) return;
+  if (mode === "share") {
+    await db`select pg_advisory_xact_lock_shared(${CAPTURE_LOCK_KEY}::int, ${environmentId}::int)`;
+  } else {
+    await db`select pg_advisory_xact_lock(${CAPTURE_LOCK_KEY}::int, ${environmentId}::int)`;
+  }
 }
 
 /**

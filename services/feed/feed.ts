@@ -176,21 +176,28 @@ async function selectPageAfterHorizon(
   now: Date,
   page: FeedPage,
 ): Promise<FeedPage> {
-  if (!(await waitForHorizon(db, page.pendingXid!, HORIZON_WAIT_MS))) return page;
+  if (!(await waitForHorizon(db, environmentId, page.pendingXid!, HORIZON_WAIT_MS))) return page;
   return await selectPage(db, secret, environmentId, query, now);
 }
 
 /**
- * Waits until every transaction up to `xid` has ended (the horizon is past it), polling with a
- * growing pause; false if that takes longer than `budgetMs`.
+ * Waits until every transaction up to `xid` has ended (the horizon of the environment's feed is
+ * past it), polling with a growing pause; false if that takes longer than `budgetMs`. The
+ * horizon is read where the environment's feed is written: on one server that is the server's,
+ * on Citus the worker holding its shard (feed_horizon(integer), migration 00018).
  */
-export async function waitForHorizon(db: Db, xid: string, budgetMs: number): Promise<boolean> {
+export async function waitForHorizon(
+  db: Db,
+  environmentId: number,
+  xid: string,
+  budgetMs: number,
+): Promise<boolean> {
   const deadline = performance.now() + budgetMs;
   for (let pause = 1;; pause = Math.min(pause * 2, 50)) {
-    const [row] = await db<{ passed: boolean }[]>`
-      select feed_horizon() > ${xid}::bigint as passed
-    `;
-    if (row!.passed) return true;
+    const [row] = await db<
+      { horizon: string }[]
+    >`select feed_horizon(${environmentId}::int) as horizon`;
+    if (BigInt(row!.horizon) > BigInt(xid)) return true;
     if (performance.now() + pause > deadline) return false;
     await new Promise((resolve) => setTimeout(resolve, pause));
   }

@@ -99,12 +99,18 @@ export function addRevenue(deltas: Map<number, Deltas>, linkId: number, amount: 
  * concurrent batches touching the same links queue instead of deadlocking). Sums saturate at
  * the bigint range rather than fail.
  */
-export async function applyDeltas(db: Db, deltas: Map<number, Deltas>): Promise<void> {
+export async function applyDeltas(
+  db: Db,
+  environmentId: number,
+  deltas: Map<number, Deltas>,
+): Promise<void> {
   if (deltas.size === 0) return;
   const ids = [...deltas.keys()].sort((a, b) => a - b);
   const col = (name: keyof Deltas) => ids.map((id) => deltas.get(id)![name]);
   await db`
-    select link_id from link_counters where link_id = any(${ids}::int[])
+    -- The environment too: on Citus, the counters' shard (a row lock takes one shard).
+    select link_id from link_counters
+    where environment_id = ${environmentId} and link_id = any(${ids}::int[])
     order by link_id for update
   `;
   await db`
@@ -127,6 +133,6 @@ export async function applyDeltas(db: Db, deltas: Map<number, Deltas>): Promise<
       ${col("revenue")}::numeric[]
     ) as d(link_id, views, opens, installs, reinstalls, reactivations, app_opens, user_referred,
       time_spent, revenue)
-    where c.link_id = d.link_id
+    where c.environment_id = ${environmentId} and c.link_id = d.link_id
   `;
 }

@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import postgres from "postgres";
 import shift from "postgres-shift";
 import { connect, type Sql } from "../../db/connect.ts";
+import { createDatabase, dropDatabase } from "../../db/databases.ts";
 import { startEmbeddedPostgres } from "../../db/embedded.ts";
 import { migrate } from "../../db/migrate.ts";
 
@@ -27,15 +28,9 @@ export async function createTestDatabase(
   let drop: () => Promise<void>;
   if (base) {
     const name = `t_${Date.now().toString(36)}_${crypto.randomUUID().slice(0, 8)}`;
-    const admin = postgres(base, { max: 1, onnotice: () => {} });
-    await admin.unsafe(`create database "${name}"`);
-    const u = new URL(base);
-    u.pathname = `/${name}`;
-    url = u.toString();
-    drop = async () => {
-      await admin.unsafe(`drop database if exists "${name}" with (force)`);
-      await admin.end();
-    };
+    // On a Citus coordinator, a cluster of its own (db/databases.ts).
+    url = await createDatabase(base, name);
+    drop = () => dropDatabase(base, name);
   } else {
     const embedded = await startEmbeddedPostgres("memory://");
     url = embedded.url;
