@@ -1,7 +1,10 @@
 // Composition root: read config, open the database, build the app, serve, shut down cleanly.
 import { ConfigError, readConfig } from "./config.ts";
 import { openDatabase } from "./db/connect.ts";
-import { surviveClosedConnectionWrites } from "./db/closed_write.ts";
+import {
+  surviveClosedConnectionWrites,
+  surviveLostConnectionRejections,
+} from "./db/closed_write.ts";
 import { createApp } from "./app.ts";
 import { resolveAdminToken } from "./services/admin_token.ts";
 import { defaultHostOwnerProblem } from "./services/apps.ts";
@@ -34,6 +37,11 @@ installFlushOnExit(stdoutLines);
 // A known postgres.js crash when the database drops a connection (db/closed_write.ts).
 surviveClosedConnectionWrites(() =>
   logger.warn("database connection closed during a write; postgres.js reconnects", {})
+);
+surviveLostConnectionRejections((reason) =>
+  logger.error("a query nobody awaited failed: its database connection was lost", {
+    ...describeError(reason),
+  })
 );
 // Before the database: a GEOIP_DATABASE that cannot be used stops start-up, saying why.
 let geoip: GeoIpDatabase | null = null;

@@ -25,3 +25,34 @@ export function surviveClosedConnectionWrites(onCaught: () => void): void {
     onCaught();
   });
 }
+
+// postgres.js fails a query with one of these when its connection is lost (its Errors.connection),
+// and PostgreSQL sends 57P01 when it terminates the backend.
+const LOST_CONNECTION_CODES: ReadonlySet<string> = new Set([
+  "CONNECTION_CLOSED",
+  "CONNECTION_ENDED",
+  "CONNECTION_DESTROYED",
+  "57P01",
+]);
+
+export function isLostConnection(reason: unknown): boolean {
+  const code = (reason as { code?: unknown } | null)?.code;
+  return typeof code === "string" && LOST_CONNECTION_CODES.has(code);
+}
+
+/**
+ * The same for a query's promise that nobody awaits any more when its connection is lost: its
+ * rejection, unhandled, would end the process (the short soak saw `Uncaught (in promise) Error:
+ * write CONNECTION_CLOSED` right after the database terminated the service's connections, its
+ * owner not found). Every background worker is built to survive the process dying at any point
+ * (each says what it guarantees then), so a query lost with its connection, which no one was
+ * waiting for, is no worse than that death and costs less than one: it is logged through
+ * `onCaught` and the process stays up. Any other unhandled rejection still ends it.
+ */
+export function surviveLostConnectionRejections(onCaught: (reason: unknown) => void): void {
+  globalThis.addEventListener("unhandledrejection", (event) => {
+    if (!isLostConnection(event.reason)) return;
+    event.preventDefault();
+    onCaught(event.reason);
+  });
+}

@@ -1,0 +1,19 @@
+// A process with the lost-connection guard whose query nobody awaits fails when the database
+// terminates its backend (a real PostgreSQL, DATABASE_URL):
+// deno run -A tests/helpers/lost_query_child.ts <guarded|unguarded>
+import postgres from "postgres";
+import { surviveLostConnectionRejections } from "../../db/closed_write.ts";
+
+const url = Deno.env.get("DATABASE_URL")!;
+let caught = 0;
+if (Deno.args[0] === "guarded") surviveLostConnectionRejections(() => caught++);
+const sql = postgres(url, { max: 1, onnotice: () => {} });
+const admin = postgres(url, { max: 1, onnotice: () => {} });
+const [{ pid }] = await sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
+// Started, then left: the promise .then returns has no handler, as a forgotten one would.
+sql`select pg_sleep(30)`.then(() => {});
+await new Promise((r) => setTimeout(r, 200));
+await admin`select pg_terminate_backend(${pid})`;
+await new Promise((r) => setTimeout(r, 300));
+Deno.stdout.writeSync(new TextEncoder().encode(`alive, caught ${caught}\n`));
+await Promise.all([sql.end({ timeout: 1 }), admin.end({ timeout: 1 })]);
