@@ -9,7 +9,8 @@ let caught = 0;
 if (Deno.args[0] === "guarded") surviveLostConnectionRejections(() => caught++);
 const sql = postgres(url, { max: 1, onnotice: () => {} });
 const admin = postgres(url, { max: 1, onnotice: () => {} });
-const [{ pid }] = await sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
+const [row] = await sql<{ pid: number }[]>`select pg_backend_pid() as pid`;
+const pid = row!.pid;
 // Started, then left: the promise .then returns has no handler, as a forgotten one would.
 sql`select pg_sleep(30)`.then(() => {});
 await new Promise((r) => setTimeout(r, 200));
