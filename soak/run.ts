@@ -322,24 +322,27 @@ async function chaos(
       },
     });
   }
+  // The node fault runs on a schedule of its own: a slow restart in the kill schedule above
+  // must not delay (and so shorten) the node's outage.
   const fault = options.nodeFault;
-  if (fault) {
-    steps.push({
-      at: fault.at,
-      run: async () => {
+  const faulted = fault
+    ? (async () => {
+      try {
+        await sleep(startedAt + fault.at * 1000 - Date.now(), stop);
+        if (stop.aborted) return;
         await shell(fault.stop);
         log.nodeStoppedAt = (Date.now() - startedAt) / 1000;
-        progress(`t=${Math.round(fault.at)}s database node stopped`);
-      },
-    }, {
-      at: fault.at + fault.downSeconds,
-      run: async () => {
+        progress(`t=${Math.round(log.nodeStoppedAt)}s database node stopped`);
+        // Started again even when the soak was stopped meanwhile: the node is not left down.
+        await sleep(startedAt + (fault.at + fault.downSeconds) * 1000 - Date.now());
         await shell(fault.start);
         log.nodeStartedAt = (Date.now() - startedAt) / 1000;
-        progress(`t=${Math.round(fault.at + fault.downSeconds)}s database node started`);
-      },
-    });
-  }
+        progress(`t=${Math.round(log.nodeStartedAt)}s database node started`);
+      } catch (err) {
+        log.errors.push(err instanceof Error ? err.message : String(err));
+      }
+    })()
+    : Promise.resolve();
   steps.sort((a, b) => a.at - b.at);
   for (const step of steps) {
     await sleep(startedAt + step.at * 1000 - Date.now(), stop);
@@ -350,6 +353,7 @@ async function chaos(
       log.errors.push(err instanceof Error ? err.message : String(err));
     }
   }
+  await faulted;
   return log;
 }
 

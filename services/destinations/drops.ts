@@ -109,14 +109,7 @@ async function accountDropsOnCitus(
   `;
   const drops: DestinationDrop[] = [];
   for (const d of dests) {
-    // The horizon of the worker holding the environment: a call alone, delegated there
-    // (feed_horizon(integer), migration 00018). Its argument written in, not a parameter: the
-    // caller's transaction may force generic plans (planUnfilteredPageOnce), and under a generic
-    // plan Citus does not delegate the call; it ran on the coordinator, whose xids are not the
-    // feed's. (The id is an integer read from the database.)
-    const [h] = await db.unsafe<{ x: string }[]>(
-      `select feed_horizon(${Number(d.environment_id)}) as x`,
-    );
+    const [h] = await db<{ x: string }[]>`select feed_horizon(${d.environment_id}::int) as x`;
     const types = d.event_types;
     const [last] = await db<{ xid: string; seq: string }[]>`
       select xid::text, seq::text from feed_events
