@@ -1,4 +1,4 @@
-// deno task soak [-- --seconds 120 --kill-every 30]: the three-instance soak (soak/run.ts) on the
+// deno task soak [-- --seconds 120 --kill-every 30 --node-stop-at S --node-down S]: the three-instance soak (soak/run.ts) on the
 // local PostgreSQL (SOAK_DATABASE_URL, DATABASE_URL, or postgres://postgres@127.0.0.1:5432/postgres),
 // in a database of its own that is dropped at the end. Prints the summary; exit status 1 when a
 // check failed. The kill interval can also come from SOAK_KILL_EVERY (seconds).
@@ -19,6 +19,10 @@ const { values } = parseArgs({
     drain: { type: "string", default: String(DEFAULT_OPTIONS.drainSeconds) },
     "rate-limit": { type: "string", default: String(DEFAULT_OPTIONS.feedRateLimit) },
     writers: { type: "string", default: String(DEFAULT_OPTIONS.writers) },
+    // A database node stopped at --node-stop-at s and started --node-down s later, with the
+    // shell commands SOAK_NODE_STOP and SOAK_NODE_START (on Citus: pg_ctl stop/start of a worker).
+    "node-stop-at": { type: "string" },
+    "node-down": { type: "string", default: "30" },
   },
 });
 
@@ -30,6 +34,22 @@ function positive(name: string, value: string | undefined, min = 0): number {
     Deno.exit(2);
   }
   return n;
+}
+
+function nodeFault() {
+  const stop = Deno.env.get("SOAK_NODE_STOP");
+  const start = Deno.env.get("SOAK_NODE_START");
+  if (!stop || !start) {
+    // deno-lint-ignore no-console
+    console.error("--node-stop-at needs SOAK_NODE_STOP and SOAK_NODE_START (shell commands)");
+    Deno.exit(2);
+  }
+  return {
+    at: positive("node-stop-at", values["node-stop-at"]),
+    downSeconds: positive("node-down", values["node-down"]),
+    stop,
+    start,
+  };
 }
 
 // deno-lint-ignore no-console
@@ -53,6 +73,7 @@ const report = await runSoak({
   drainSeconds: positive("drain", values.drain, 5),
   feedRateLimit: positive("rate-limit", values["rate-limit"], 1),
   writers: positive("writers", values.writers, 1),
+  ...(values["node-stop-at"] === undefined ? {} : { nodeFault: nodeFault() }),
   databaseUrl: Deno.env.get("SOAK_DATABASE_URL") ?? Deno.env.get("DATABASE_URL") ??
     "postgres://postgres@127.0.0.1:5432/postgres",
   logDir: new URL("../test-output/soak", import.meta.url).pathname,

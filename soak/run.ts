@@ -18,6 +18,7 @@ import {
 } from "./checks.ts";
 import { retryAfterMs, sleep, type SoakContext } from "./context.ts";
 import { withConnection } from "./database.ts";
+import { createDatabase, dropDatabase } from "../db/databases.ts";
 import { type IngestLog, newIngestLog, runWriters } from "./ingest.ts";
 import { type LinkHitLog, newLinkHitLog, runLinkHits } from "./link_hits.ts";
 import {
@@ -38,6 +39,11 @@ export interface SoakOptions {
   killEverySeconds: number;
   /** When the database's connections are terminated (s after traffic starts); null: never. */
   terminateAtSeconds?: number | null;
+  /**
+   * A database node stopped and started again mid-run (on Citus: one worker): `stop` runs at
+   * `at` s, `start` `downSeconds` later; each a shell command (`sh -c`). Absent: no such fault.
+   */
+  nodeFault?: { at: number; downSeconds: number; stop: string; start: string };
   /** The longest wait, after traffic stops, for every consumer to catch up. */
   drainSeconds: number;
   /** A PostgreSQL URL on whose server the soak's own database is created and dropped. */
@@ -110,10 +116,10 @@ export function defaultTerminateAt(seconds: number, killEvery: number): number {
 export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   const progress = options.progress ?? (() => {});
   const runTag = `soak_${Date.now().toString(36)}_${crypto.randomUUID().slice(0, 6)}`;
+  // On a Citus coordinator the database is made a cluster of its own (db/databases.ts); on a
+  // single PostgreSQL this is one CREATE DATABASE.
+  const dbUrl = new URL(await createDatabase(options.databaseUrl, runTag));
   const admin = postgres(options.databaseUrl, { max: 1, onnotice: () => {} });
-  await admin.unsafe(`create database "${runTag}"`);
-  const dbUrl = new URL(options.databaseUrl);
-  dbUrl.pathname = `/${runTag}`;
   const logDir = `${options.logDir}/${runTag}`;
   const receiver = startReceiver();
   const cluster = new Cluster({
@@ -139,8 +145,8 @@ export async function runSoak(options: SoakOptions): Promise<SoakReport> {
   } finally {
     await cluster.stop().catch(() => {});
     await receiver.close().catch(() => {});
-    await admin.unsafe(`drop database if exists "${runTag}" with (force)`).catch(() => {});
     await admin.end({ timeout: 5 });
+    await dropDatabase(options.databaseUrl, runTag).catch(() => {});
   }
 }
 
@@ -242,7 +248,22 @@ async function setUp(
 interface ChaosLog {
   terminatedAt: number | null;
   terminatedConnections: number;
+  /** The node fault's stop and start, done, in s after traffic started. */
+  nodeStoppedAt: number | null;
+  nodeStartedAt: number | null;
   errors: string[];
+}
+
+async function shell(command: string): Promise<void> {
+  const out = await new Deno.Command("sh", {
+    args: ["-c", command],
+    stdout: "null",
+    stderr: "piped",
+  })
+    .output();
+  if (!out.success) {
+    throw new Error(`${command}: ${new TextDecoder().decode(out.stderr).trim() || out.code}`);
+  }
 }
 
 /**
@@ -259,7 +280,13 @@ async function chaos(
   stop: AbortSignal,
   progress: (line: string) => void,
 ): Promise<ChaosLog> {
-  const log: ChaosLog = { terminatedAt: null, terminatedConnections: 0, errors: [] };
+  const log: ChaosLog = {
+    terminatedAt: null,
+    terminatedConnections: 0,
+    nodeStoppedAt: null,
+    nodeStartedAt: null,
+    errors: [],
+  };
   const steps: { at: number; run: () => Promise<void> }[] = [];
   if (options.killEverySeconds > 0) {
     let k = 0;
@@ -295,6 +322,27 @@ async function chaos(
       },
     });
   }
+  // The node fault runs on a schedule of its own: a slow restart in the kill schedule above
+  // must not delay (and so shorten) the node's outage.
+  const fault = options.nodeFault;
+  const faulted = fault
+    ? (async () => {
+      try {
+        await sleep(startedAt + fault.at * 1000 - Date.now(), stop);
+        if (stop.aborted) return;
+        await shell(fault.stop);
+        log.nodeStoppedAt = (Date.now() - startedAt) / 1000;
+        progress(`t=${Math.round(log.nodeStoppedAt)}s database node stopped`);
+        // Started again even when the soak was stopped meanwhile: the node is not left down.
+        await sleep(startedAt + (fault.at + fault.downSeconds) * 1000 - Date.now());
+        await shell(fault.start);
+        log.nodeStartedAt = (Date.now() - startedAt) / 1000;
+        progress(`t=${Math.round(log.nodeStartedAt)}s database node started`);
+      } catch (err) {
+        log.errors.push(err instanceof Error ? err.message : String(err));
+      }
+    })()
+    : Promise.resolve();
   steps.sort((a, b) => a.at - b.at);
   for (const step of steps) {
     await sleep(startedAt + step.at * 1000 - Date.now(), stop);
@@ -305,6 +353,7 @@ async function chaos(
       log.errors.push(err instanceof Error ? err.message : String(err));
     }
   }
+  await faulted;
   return log;
 }
 
@@ -673,6 +722,13 @@ async function judge(r: Recorded): Promise<SoakReport> {
       (restartMs.length ? ` (back in ${Math.min(...restartMs)}–${Math.max(...restartMs)} ms)` : ""),
     ],
     ["database connections terminated", r.chaosLog.terminatedConnections],
+    ...(options.nodeFault
+      ? [[
+        "database node stopped / started (s into the run)",
+        [r.chaosLog.nodeStoppedAt, r.chaosLog.nodeStartedAt]
+          .map((t) => t === null ? "no" : t.toFixed(1)).join(" / "),
+      ] as [string, string]]
+      : []),
     ["ingested batches (sent again)", `${ingest.batches} (${ingest.resent})`],
     ["events acknowledged", ingest.acked.size],
     ["duplicates reported by 202s", ingest.duplicates],
