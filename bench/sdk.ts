@@ -26,12 +26,10 @@ export async function sdkBenchmarks(db: BenchDatabase, seconds: number): Promise
   const headers = { "PROJECT-KEY": projectKey, "ENVIRONMENT": "production" };
 
   const service = serveService(sql);
+  const lookupBare = bareLookup(sql);
   const baseline = serve(async (req) => {
     const url = new URL(req.url);
-    if (url.pathname.startsWith("/link/")) {
-      const [row] = await sql`select * from links where path = ${url.pathname.slice(6)}`;
-      return Response.json({ link: row });
-    }
+    if (url.pathname.startsWith("/link/")) return await lookupBare(req);
     if (url.pathname === "/metrics") {
       const [row] = await sql`
         select coalesce(json_agg(m order by m.total_views desc, m.id), '[]')::text as body
@@ -310,7 +308,7 @@ async function unixSocketRows(
 }
 
 /** The bare stack's link lookup: one statement, the row as JSON. */
-function bareLookup(sql: Sql): Deno.ServeHandler {
+function bareLookup(sql: Sql): (req: Request) => Promise<Response> {
   return async (req) => {
     const [row] = await sql`select * from links where path = ${new URL(req.url).pathname.slice(6)}`;
     return Response.json({ link: row });

@@ -4,6 +4,7 @@
 // statement reads are counted in its EXPLAIN ANALYZE; it stays exact meanwhile.
 import assert from "node:assert/strict";
 import { dropAccounting } from "../services/destinations/drops.ts";
+import { waitForHorizon } from "../services/feed/feed.ts";
 import { ensurePartitions } from "../services/partitions.ts";
 import { ManualClock } from "./helpers/clock.ts";
 import { adminHeaders, call, createProject, startTestServer } from "./helpers/server.ts";
@@ -81,16 +82,9 @@ async function seed(environmentId: number, type: string, count: number, from: Da
  * further than the horizon, and the horizon is the whole server's, so a transaction of another
  * test's database running beside this one can hold it back for a moment.
  */
-async function horizonPast(position: string) {
-  const xid = position.split(":")[0]!;
-  for (let waited = 0; waited < 30_000; waited += 20) {
-    const [row] = await srv.sql<{ passed: boolean }[]>`
-      select feed_horizon() > ${xid}::bigint as passed
-    `;
-    if (row!.passed) return;
-    await new Promise((r) => setTimeout(r, 20));
-  }
-  throw new Error(`the feed's horizon did not pass ${position} in 30 s`);
+async function horizonPast(environmentId: number, position: string) {
+  const passed = await waitForHorizon(srv.sql, environmentId, position.split(":")[0]!, 30_000);
+  assert.ok(passed, `the feed's horizon did not pass ${position} in 30 s`);
 }
 
 Deno.test("drop accounting reads what destinations have to drop, not every expired event of the cutoff's day", async () => {
@@ -107,7 +101,7 @@ Deno.test("drop accounting reads what destinations have to drop, not every expir
   const EXPIRED = 5000;
   await seed(env, "open", EXPIRED, new Date(cutoff.getTime() - 3600_000));
   const soon = await seed(env, "open", 3, new Date(cutoff.getTime() + 500));
-  await horizonPast(await seed(env, "open", 5000, new Date(cutoff.getTime() + 3600_000)));
+  await horizonPast(env, await seed(env, "open", 5000, new Date(cutoff.getTime() + 3600_000)));
   const caughtUp = await destination(env); // created now: nothing of the above is pending
   await srv.sql`analyze feed_events`;
   const ids = [lagging, typed, caughtUp];
@@ -140,7 +134,7 @@ Deno.test("drop accounting reads what destinations have to drop, not every expir
   // days before the cutoff (ingestion's clock, a transaction that ran long) is after every
   // destination's place, and expired. Every one of them counts it.
   const late = await seed(env, "install", 1, new Date(cutoff.getTime() - 3 * DAY_MS));
-  await horizonPast(late);
+  await horizonPast(env, late);
   const lateRead = await accountExplained(new Date(cutoff.getTime() + 3000));
   d = await destinations(ids);
   // The lagging destination moves past it too, and the rest of the cutoff's day before it in
