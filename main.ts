@@ -1,6 +1,6 @@
 // Composition root: read config, open the database, build the app, serve, shut down cleanly.
 import { ConfigError, readConfig } from "./config.ts";
-import { openDatabase } from "./db/connect.ts";
+import { connect, openDatabase } from "./db/connect.ts";
 import {
   surviveClosedConnectionWrites,
   surviveLostConnectionRejections,
@@ -104,7 +104,14 @@ const wakeup = await startFeedWakeup(db.embedded ? null : db.sql, logger);
 const liveTails = new LiveTails(deps, { wakeup, pollMs: db.embedded ? 250 : 1_000 });
 const app = createApp({ ...deps, liveTails });
 await sealMigratedSecrets(db.sql, deps.cursorSecret);
-const delivery = new DeliveryWorker(deps, { wakeup, pollMs: db.embedded ? 250 : 1_000 });
+// The deliverer records each delivered batch on a pool of its own whose commits do not wait for
+// the disk (services/destinations/delivery.ts, `records`, says what that can and cannot lose).
+// The embedded database serves one connection: it records on the main pool.
+const deliveryRecords = db.embedded ? undefined : connect(db.url, 4, { synchronous_commit: "off" });
+const delivery = new DeliveryWorker(
+  { ...deps, records: deliveryRecords },
+  { wakeup, pollMs: db.embedded ? 250 : 1_000 },
+);
 delivery.start();
 
 const server = Deno.serve({
@@ -128,6 +135,7 @@ async function shutdown(signal: string) {
   await jobs.stop();
   geoipWatch?.stop();
   await delivery.stop();
+  await deliveryRecords?.end({ timeout: 5 });
   await wakeup.close();
   await db.close();
   Deno.exit(0);

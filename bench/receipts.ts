@@ -66,7 +66,8 @@ export async function waitForReceipt(
 export class DistinctReceipts {
   #seen = new Set<string>();
   duplicates = 0;
-  /** When the newest first receipt came (0 before any). */
+  /** When the first and the newest first receipt came (0 before any). */
+  firstNewAt = 0;
   lastNewAt = 0;
 
   get count(): number {
@@ -80,6 +81,7 @@ export class DistinctReceipts {
       return false;
     }
     this.#seen.add(id);
+    if (this.#seen.size === 1) this.firstNewAt = at;
     this.lastNewAt = at;
     return true;
   }

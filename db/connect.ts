@@ -21,13 +21,17 @@ export interface OpenOptions {
   max?: number;
 }
 
-export function connect(url: string, max: number): Sql {
+/**
+ * A pool on `url`. `settings` are session settings every connection of it starts with (e.g. the
+ * deliverer's records pool: `{ synchronous_commit: "off" }`).
+ */
+export function connect(url: string, max: number, settings: Record<string, string> = {}): Sql {
   const target = driverTarget(url);
   const sql = postgres(target.url, {
     ...(target.path ? { path: target.path } : {}),
     max,
     onnotice: () => {}, // PGlite sends DEBUG notices; PostgreSQL's NOTICEs are not for clients either
-    connection: { application_name: "link-event-feed" },
+    connection: { application_name: "link-event-feed", ...settings },
   });
   // In the background: a pool that cannot reach its database yet fails its own queries anyway,
   // and one that is ended at once has nothing to repair (pool_queues.ts says what this is).

@@ -19,6 +19,9 @@
 //   holds no state of the delivery: a process that dies closes it, and the batch it carried is
 //   sent again as above. A batch resent on a new connection, because the receiver closed the
 //   kept one before answering, may arrive twice (same webhook-id), never not at all.
+// - A batch's success and the next batch are recorded without waiting for the disk (`records`,
+//   DeliveryDeps): a crash of PostgreSQL itself, not of this process, can undo the last of
+//   those records, which sends the batches they recorded again, never skips one.
 import type { Config } from "../../config.ts";
 import { onCitus } from "../../db/cluster.ts";
 import type { Db, Sql } from "../../db/connect.ts";
@@ -60,6 +63,18 @@ export interface DeliveryDeps {
   logger: Logger;
   config: Pick<Config, "destinationsAllowPrivate">;
   cursorSecret: string;
+  /**
+   * Where a delivered batch's success and the next batch are recorded (#planNext): a pool whose
+   * commits do not wait for their WAL to reach disk (`synchronous_commit = off`, main.ts), so
+   * that the next batch is sent one disk flush sooner. Defaults to `sql`. What it can lose: only
+   * a crash of PostgreSQL itself (not of an instance, not a shutdown of PostgreSQL) can undo the
+   * last fraction of a second of such records, and then the batches they recorded as delivered
+   * are sent again (at least once), the last one possibly under a new webhook-id with the same
+   * events first; nothing is skipped, because a record that survives a crash is never newer than
+   * one that was lost. Claims, drops and failures stay on `sql` with durable commits, so the
+   * lease (one batch in flight) never rests on a record that can be lost.
+   */
+  records?: Sql;
 }
 
 export interface DeliveryOptions {
@@ -478,8 +493,9 @@ export class DeliveryWorker {
     const last = more || page.hasMore ? events.at(-1)! : page.head;
     const id = newMessageId();
     const leaseUntil = new Date(this.#deps.clock.now().getTime() + this.#leaseMs);
-    const updated = await this.#deps.sql<{ attempts: number }[]>`
-      update destinations set ${advanceCursor(this.#deps.sql, plan.last)},
+    const records = this.#deps.records ?? this.#deps.sql;
+    const updated = await records<{ attempts: number }[]>`
+      update destinations set ${advanceCursor(records, plan.last)},
         batch_id = ${id}, batch_last_xid = ${last.xid}, batch_last_seq = ${last.seq},
         attempts = 0, next_attempt_at = null, failing_since = null,
         last_attempt_at = ${at}, last_success_at = ${now}, last_error = null,

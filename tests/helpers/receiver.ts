@@ -72,10 +72,11 @@ export function startReceiver(
 /** A deliverer over a test server's database and clock, with the test's timings. */
 export function deliveryWorker(
   srv: { sql: TestServer["sql"]; clock: Clock },
-  options: DeliveryOptions & { allowPrivate?: boolean } = {},
+  options: DeliveryOptions & { allowPrivate?: boolean; records?: TestServer["sql"] } = {},
 ): DeliveryWorker {
   return new DeliveryWorker({
     sql: srv.sql,
+    records: options.records,
     clock: srv.clock,
     logger: silentLogger,
     config: { destinationsAllowPrivate: options.allowPrivate ?? true },
