@@ -1,6 +1,7 @@
 // The feed's per-token rate limit: a sliding 60 s window counted in PostgreSQL (feed_rate_hits),
-// so that it holds however many instances serve the tokens.
-import { onCitus } from "../db/cluster.ts";
+// so that it holds however many instances serve the tokens. On a Citus cluster the table stays
+// on the coordinator, so the count, the hit and the lock commit together there
+// (db/migrations/00019_citus_token_tables).
 import type { Db } from "../db/connect.ts";
 import { ApiError } from "./errors.ts";
 
@@ -64,12 +65,6 @@ export async function recordRateHit(tx: Db, tokenId: number, now: Date): Promise
 
 /** Drops up to `batch` hits that have left every window (tokens that stopped reading). */
 export async function purgeRateHits(db: Db, now: Date, batch: number): Promise<number> {
-  if (onCitus()) {
-    // Citus refuses a distributed DELETE by ctid: one statement, unbatched (the table holds a
-    // minute of reads per token, and the shards are deleted from in parallel).
-    const rows = await db`delete from feed_rate_hits where at <= ${windowStart(now)}`;
-    return rows.count;
-  }
   // The table has no key; its rows are never updated, so their ctid is stable.
   const rows = await db`
     delete from feed_rate_hits

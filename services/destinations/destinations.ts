@@ -6,7 +6,7 @@ import type { Clock } from "../clock.ts";
 import { assertDestinationUrl } from "./url.ts";
 import { newWebhookSecret, openSecret, sealSecret } from "./secret.ts";
 import { notFound } from "../errors.ts";
-import { startCapture, stopCaptureIfIdle } from "../feed/capture.ts";
+import { lockCaptureOnCitus, startCapture, stopCaptureIfIdle } from "../feed/capture.ts";
 import { feedRetentionCutoff } from "../feed/retention.ts";
 import { getEnvironmentOrThrow } from "../projects.ts";
 import { type PostResult, postWebhook } from "./webhook_post.ts";
@@ -324,6 +324,8 @@ export function deleteDestination(
   return sql.begin(async (tx) => {
     const env = await getEnvironmentOrThrow(tx, projectId);
     const id = parseId(destinationId);
+    // Capture's lock before the write, as revokeFeedToken (services/feed/tokens.ts) says why.
+    await lockCaptureOnCitus(tx, env.id, "exclusive");
     const [row] = id === null ? [] : await tx`
       delete from destinations where id = ${id} and environment_id = ${env.id}
       returning id

@@ -2,7 +2,7 @@ import type { Sql } from "../../db/connect.ts";
 import { type AuditContext, recordAudit } from "../access/audit.ts";
 import type { Clock } from "../clock.ts";
 import { notFound } from "../errors.ts";
-import { startCapture, stopCaptureIfIdle } from "./capture.ts";
+import { lockCaptureOnCitus, startCapture, stopCaptureIfIdle } from "./capture.ts";
 import { assertEnterprise, getEnvironmentOrThrow } from "../projects.ts";
 import { hashSecret, randomToken } from "../secrets.ts";
 
@@ -49,12 +49,13 @@ export function createFeedToken(
     const value = FEED_TOKEN_PREFIX + randomToken(32);
     const hint = feedTokenHint(value);
     const now = clock.now();
+    // Capture's lock before any write: see revokeFeedToken.
+    await startCapture(tx, env.id, now);
     const [row] = await tx<TokenRow[]>`
       insert into feed_tokens (environment_id, name, token_hash, hint, created_at)
       values (${env.id}, ${name}, ${hashSecret(value)}, ${hint}, ${now})
       returning id, name, created_at
     `;
-    await startCapture(tx, env.id, now);
     await recordAudit(tx, audit, {
       action: "feed_token.create",
       project: { environmentId: env.id },
@@ -101,6 +102,11 @@ export function revokeFeedToken(
   return sql.begin(async (tx) => {
     const env = await getEnvironmentOrThrow(tx, projectId);
     const id = /^[0-9]{1,9}$/.test(tokenId) ? Number(tokenId) : null;
+    // On Citus, capture's lock (taken again by stopCaptureIfIdle) comes before the token's
+    // write: Citus serialises the writes to a reference table such as feed_tokens by one lock on
+    // the whole table, so a transaction that wrote a token and then waited for capture's lock
+    // deadlocked with one that held capture's lock and then wrote (docs/SCALING.md).
+    await lockCaptureOnCitus(tx, env.id, "exclusive");
     const [row] = id === null ? [] : await tx`
       update feed_tokens set revoked_at = ${clock.now()}
       where id = ${id} and environment_id = ${env.id} and revoked_at is null
