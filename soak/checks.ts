@@ -124,21 +124,25 @@ export function unjustifiedRefusals(
 /**
  * The documented bound on lost link views: a SIGKILLed instance loses the views it had not yet
  * written, "at most a moment's worth" (docs/link-host.md), read here as the redirects that
- * instance answered in the `momentMs` before it was killed; and, killed within `outage.ms` of the
- * database's connections being terminated, the views it answered since then (their write
- * failed and waits for its retry, a second later, on a new connection).
+ * instance answered in the `momentMs` before it was killed; and, killed while the database could
+ * not take their writes (an outage: the connections terminated, a Citus worker stopped), the views
+ * it answered since that outage began: their write failed and waits in memory for its retry, a
+ * second apart. Each outage counts for a kill within `ms` of its start (its length plus the time a
+ * retry needs to get through).
  */
 export function viewLossBound(
   answered: readonly { at: number; instance: number }[],
   kills: readonly { at: number; instance: number }[],
   momentMs: number,
-  outage: { at: number | null; ms: number } = { at: null, ms: 0 },
+  outages: readonly { at: number | null; ms: number }[] = [],
 ): number {
   let bound = 0;
   for (const k of kills) {
     let from = k.at - momentMs;
-    if (outage.at !== null && outage.at <= k.at && k.at - outage.at <= outage.ms) {
-      from = Math.min(from, outage.at);
+    for (const outage of outages) {
+      if (outage.at !== null && outage.at <= k.at && k.at - outage.at <= outage.ms) {
+        from = Math.min(from, outage.at);
+      }
     }
     for (const a of answered) {
       if (a.instance === k.instance && a.at <= k.at && a.at >= from) bound++;

@@ -103,6 +103,24 @@ const RATE_WINDOW_MS = 60_000;
 // a loaded machine can take seconds to open.
 const VIEW_RETRY_GRACE_MS = 5_000;
 
+/**
+ * When the database could not take the views' writes, for the view-loss bound: the connections
+ * terminated (for VIEW_RETRY_GRACE_MS), and a database node stopped (until it was started again,
+ * plus VIEW_RETRY_GRACE_MS; a node never started again counts to the end).
+ */
+function viewOutages(log: ChaosLog): { at: number | null; ms: number }[] {
+  const outages = [{ at: log.terminatedAt, ms: VIEW_RETRY_GRACE_MS }];
+  if (log.nodeStoppedEpoch !== null) {
+    outages.push({
+      at: log.nodeStoppedEpoch,
+      ms: log.nodeStartedEpoch === null
+        ? Infinity
+        : log.nodeStartedEpoch - log.nodeStoppedEpoch + VIEW_RETRY_GRACE_MS,
+    });
+  }
+  return outages;
+}
+
 /** The moment between two kills nearest the middle of the run (away from any kill). */
 export function defaultTerminateAt(seconds: number, killEvery: number): number {
   if (killEvery <= 0) return seconds / 2;
@@ -251,6 +269,9 @@ interface ChaosLog {
   /** The node fault's stop and start, done, in s after traffic started. */
   nodeStoppedAt: number | null;
   nodeStartedAt: number | null;
+  /** The same, as Date.now() values (the view-loss bound compares them with kills). */
+  nodeStoppedEpoch: number | null;
+  nodeStartedEpoch: number | null;
   errors: string[];
 }
 
@@ -285,6 +306,8 @@ async function chaos(
     terminatedConnections: 0,
     nodeStoppedAt: null,
     nodeStartedAt: null,
+    nodeStoppedEpoch: null,
+    nodeStartedEpoch: null,
     errors: [],
   };
   const steps: { at: number; run: () => Promise<void> }[] = [];
@@ -331,12 +354,14 @@ async function chaos(
         await sleep(startedAt + fault.at * 1000 - Date.now(), stop);
         if (stop.aborted) return;
         await shell(fault.stop);
-        log.nodeStoppedAt = (Date.now() - startedAt) / 1000;
+        log.nodeStoppedEpoch = Date.now();
+        log.nodeStoppedAt = (log.nodeStoppedEpoch - startedAt) / 1000;
         progress(`t=${Math.round(log.nodeStoppedAt)}s database node stopped`);
         // Started again even when the soak was stopped meanwhile: the node is not left down.
         await sleep(startedAt + (fault.at + fault.downSeconds) * 1000 - Date.now());
         await shell(fault.start);
-        log.nodeStartedAt = (Date.now() - startedAt) / 1000;
+        log.nodeStartedEpoch = Date.now();
+        log.nodeStartedAt = (log.nodeStartedEpoch - startedAt) / 1000;
         progress(`t=${Math.round(log.nodeStartedAt)}s database node started`);
       } catch (err) {
         log.errors.push(err instanceof Error ? err.message : String(err));
@@ -653,7 +678,7 @@ async function judge(r: Recorded): Promise<SoakReport> {
     linkHits.answered,
     [...cluster.kills, ...cluster.crashes],
     options.viewLossMomentMs,
-    { at: r.chaosLog.terminatedAt, ms: VIEW_RETRY_GRACE_MS },
+    viewOutages(r.chaosLog),
   );
   const lost = Math.max(0, sent - got);
   checks.push({
@@ -662,7 +687,8 @@ async function judge(r: Recorded): Promise<SoakReport> {
     detail: `${sent} redirects (+${unclear} unanswered), ${got} views counted: ${lost} lost; ` +
       `bound ${bound} (redirects the killed instances answered in the ` +
       `${options.viewLossMomentMs} ms before they died, or since the connections were ` +
-      `terminated if that was less than ${VIEW_RETRY_GRACE_MS} ms before); ${phantom} views ` +
+      `terminated if that was less than ${VIEW_RETRY_GRACE_MS} ms before, or since the database ` +
+      `node was stopped if it was not yet up again ${VIEW_RETRY_GRACE_MS} ms); ${phantom} views ` +
       `beyond the hits; ` +
       `${linkHits.unavailable} answered 503; other answers: ${list(linkHits.other) || "none"}`,
   });

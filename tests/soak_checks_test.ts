@@ -77,10 +77,23 @@ Deno.test("soak checks: view loss is bounded by what the killed instance answere
   assert.equal(viewLossBound(answered, [], 1_000), 0);
   // Killed 1.5 s after the database's connections were terminated: the views since then too.
   const outage = { at: 500, ms: 5_000 };
-  assert.equal(viewLossBound(answered, [{ at: 2_000, instance: 0 }], 1_000, outage), 3);
+  assert.equal(viewLossBound(answered, [{ at: 2_000, instance: 0 }], 1_000, [outage]), 3);
   // Killed long after the outage: only the moment before the kill.
   assert.equal(
-    viewLossBound(answered, [{ at: 2_000, instance: 0 }], 1_000, { ...outage, ms: 1_000 }),
+    viewLossBound(answered, [{ at: 2_000, instance: 0 }], 1_000, [{ ...outage, ms: 1_000 }]),
+    2,
+  );
+  // Two outages, the kill within the second (a database node down since 800 ms): from there.
+  assert.equal(
+    viewLossBound(answered, [{ at: 2_000, instance: 0 }], 1_000, [
+      { at: 100, ms: 1_000 },
+      { at: 800, ms: 10_000 },
+    ]),
+    3,
+  );
+  // An outage that has not happened (no terminate step): nothing more.
+  assert.equal(
+    viewLossBound(answered, [{ at: 2_000, instance: 0 }], 1_000, [{ at: null, ms: 5_000 }]),
     2,
   );
 });
