@@ -1,3 +1,4 @@
+import type { GraphQLResolveInfo } from "graphql";
 import { newLinkInput } from "../inputs/links.ts";
 import { ApiError } from "../services/errors.ts";
 import { accessPath, createLink, getLinkForSdkOrThrow } from "../services/links/links.ts";
@@ -5,6 +6,7 @@ import { type LinkMetricsNode, projectMetricsForGraphQL } from "../services/metr
 import { authenticateSdk, LINK_ENVIRONMENTS, METRICS_ENVIRONMENTS } from "../services/sdk_auth.ts";
 import type { GraphQLContext } from "./context.ts";
 import { camelPath, withGraphQLNames } from "./errors.ts";
+import { selectedLinkFields } from "./loaders.ts";
 import { type LinkNode, linkNode } from "./nodes.ts";
 
 interface RedirectArg {
@@ -29,12 +31,21 @@ export interface GenerateLinkArgs {
   trackingMedium?: string | null;
 }
 
-/** REST's lookup (one query, the same checks), with null rather than 404 for a missing link. */
-export async function linkByPath(ctx: GraphQLContext, path: string): Promise<LinkNode | null> {
+/**
+ * REST's lookup (one query, the same checks), with null rather than 404 for a missing link. The
+ * node holds the fields the query selects (`info`), not REST's every field: building all of them
+ * (dates to strings, three redirects, the access path) was the largest cost of its own in a
+ * `link(path) { id path title }` query.
+ */
+export async function linkByPath(
+  ctx: GraphQLContext,
+  path: string,
+  info: GraphQLResolveInfo,
+): Promise<LinkNode | null> {
   const { sql, config, clock } = ctx.deps;
   try {
     const row = await getLinkForSdkOrThrow(sql, ctx.sdk, path);
-    return linkNode(row, config.linkBaseUrl, clock.now());
+    return linkNode(row, config.linkBaseUrl, clock.now(), selectedLinkFields(info).fields);
   } catch (err) {
     if (err instanceof ApiError && err.code === "not_found") return null;
     throw err;
