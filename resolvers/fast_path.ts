@@ -1,9 +1,10 @@
 // The common GraphQL request, a POST of one JSON document for a query or mutation, served
 // without Yoga's generic Fetch pipeline (request parsing, params hooks, result-processor
-// negotiation), which cost more per request than executing a small query. It still goes
-// through `yoga.getEnveloped`, so every envelop plugin stays on the path: the parser and
-// validation caches, armor's limits, graphql-jit, masked errors and the error logger, and the
-// same context factory, and answers in the media type Yoga would (application/json or
+// negotiation), which cost more per request than executing a small query. Every envelop plugin
+// stays on the path: a new document is parsed and validated through `yoga.getEnveloped` (the
+// parser and validation caches, armor's limits), and every request runs the plugins' execute
+// hooks (graphql-jit, the list cost, masked errors and the error logger: direct_execute.ts) with
+// the same context factory, and answers in the media type Yoga would (application/json or
 // application/graphql-response+json, as Accept asks). Anything else — another content type or
 // an Accept naming a streaming type, a batch, a document
 // that does not parse or validate, a subscription — returns null and takes Yoga's full path, so
