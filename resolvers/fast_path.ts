@@ -1,17 +1,24 @@
 // The common GraphQL request, a POST of one JSON document for a query or mutation, served
 // without Yoga's generic Fetch pipeline (request parsing, params hooks, result-processor
-// negotiation), which cost more per request than executing a small query. It still goes
-// through `yoga.getEnveloped`, so every envelop plugin stays on the path: the parser and
-// validation caches, armor's limits, graphql-jit, masked errors and the error logger, and the
-// same context factory, and answers in the media type Yoga would (application/json or
+// negotiation), which cost more per request than executing a small query. Every envelop plugin
+// stays on the path: a new document is parsed and validated through `yoga.getEnveloped` (the
+// parser and validation caches, armor's limits), and every request runs the plugins' execute
+// hooks (graphql-jit, the list cost, masked errors and the error logger: direct_execute.ts) with
+// the same context factory, and answers in the media type Yoga would (application/json or
 // application/graphql-response+json, as Accept asks). Anything else — another content type or
 // an Accept naming a streaming type, a batch, a document
 // that does not parse or validate, a subscription — returns null and takes Yoga's full path, so
 // its answers are exactly Yoga's.
-import { type DocumentNode, getOperationAST } from "graphql";
+import {
+  type DocumentNode,
+  getOperationAST,
+  type GraphQLSchema,
+  type OperationDefinitionNode,
+} from "graphql";
 import { type FetchAPI, processRegularResult, type YogaServerInstance } from "graphql-yoga";
-import type { ByteCache } from "../services/byte_cache.ts";
-import { documentCache, documentFits } from "./document_limit.ts";
+import { ByteCache } from "../services/byte_cache.ts";
+import { type DirectExecute, directExecute, type ExecutePlugin } from "./direct_execute.ts";
+import { documentBytes, documentFits } from "./document_limit.ts";
 
 /** The request parameters Yoga accepts; any other key is Yoga's to refuse. */
 const PARAM_KEYS: ReadonlySet<string> = new Set([
@@ -91,16 +98,35 @@ export function createFastPath<TServerContext extends object>(
   context?: ContextOf<TServerContext>,
 ): FastPath<TServerContext> {
   /**
-   * Documents that parsed and validated, by their text. Validation depends only on the
-   * document and this instance's rules, which are fixed for its life (armor's limits, the
+   * Each document that parsed and validated, by its text, as the plan of its requests: the
+   * document, the schema it was validated against and its operation. Validation depends only on
+   * the document and this instance's rules, which are fixed for its life (armor's limits, the
    * introspection switch), so a document valid once stays valid. Yoga's own caches still pay
    * for a key of every rule's name on each request; this skips the hooks altogether. Bounded
    * in bytes: the least recently used entries go when it is full.
    */
-  const validDocuments = documentCache("graphql valid documents", 4 * 1024 * 1024);
+  const plans = planCache("graphql valid documents", 4 * 1024 * 1024);
   const direct = context && contextBuilders(yoga) === 1 ? context : null;
+  const plugins = (yoga as unknown as { plugins?: ExecutePlugin[] }).plugins;
+  const execute = plugins ? directExecute(plugins) : null;
   return (request, body, serverContext) =>
-    serve(yoga, validDocuments, admits, direct, request, body, serverContext);
+    serve(yoga, plans, admits, direct, execute, request, body, serverContext);
+}
+
+/** What a request of a known document runs: see createFastPath's `plans`. */
+interface Plan {
+  document: DocumentNode;
+  schema: GraphQLSchema;
+  /** The operation run when the request names none (null: the document needs a name). */
+  operation: OperationDefinitionNode | null;
+}
+
+function planCache(name: string, maxBytes: number): ByteCache<string, Plan> {
+  return new ByteCache<string, Plan>({
+    name,
+    maxBytes,
+    sizeOf: (plan, source) => documentBytes(plan.document, source),
+  });
 }
 
 /**
@@ -124,9 +150,10 @@ function contextBuilders(yoga: YogaServerInstance<any, any>): number {
 async function serve<TServerContext extends object>(
   // deno-lint-ignore no-explicit-any
   yoga: YogaServerInstance<TServerContext, any>,
-  validDocuments: ByteCache<string, DocumentNode>,
+  plans: ByteCache<string, Plan>,
   admits: (params: Params) => boolean,
   direct: ContextOf<TServerContext> | null,
+  execute: DirectExecute | null,
   request: Request,
   body: string,
   serverContext: TServerContext,
@@ -137,31 +164,34 @@ async function serve<TServerContext extends object>(
   // An oversized document is Yoga's to refuse (useDocumentLimit), before any cache sees it.
   if (!params || !documentFits(params.query) || !admits(params)) return null;
   const initial = { ...serverContext, request, params };
-  const enveloped = yoga.getEnveloped(initial);
-  let document = validDocuments.get(params.query);
-  if (!document) {
-    // Parse and validation errors (armor's limits throw from both) are Yoga's to answer.
-    try {
-      const parsed: DocumentNode = enveloped.parse(params.query);
-      if (enveloped.validate(enveloped.schema, parsed).length > 0) return null;
-      document = parsed;
-    } catch {
-      return null;
-    }
-    validDocuments.set(params.query, document);
+  // Envelop's per-request set-up (its closures over this context) only when something here needs
+  // it: a document not planned yet, a context built by plugins, or plugins that hook the set-up
+  // itself (directExecute is null then).
+  let enveloped = null;
+  let plan = plans.get(params.query);
+  if (!plan) {
+    enveloped = yoga.getEnveloped(initial);
+    const made = planOf(enveloped, params.query);
+    if (!made) return null;
+    plans.set(params.query, plan = made);
   }
-  const operation = getOperationAST(document, params.operationName ?? undefined);
+  const { document, schema } = plan;
+  const operation = params.operationName == null
+    ? plan.operation
+    : getOperationAST(document, params.operationName);
   if (!operation || operation.operation === "subscription") return null;
+  if (!direct || !execute) enveloped ??= yoga.getEnveloped(initial);
   const contextValue = direct
     ? Object.assign(initial, direct(initial))
-    : await enveloped.contextFactory();
-  const result = await enveloped.execute({
-    schema: enveloped.schema,
+    : await enveloped!.contextFactory();
+  const args = {
+    schema,
     document,
     contextValue,
     variableValues: params.variables ?? undefined,
     operationName: params.operationName ?? undefined,
-  });
+  };
+  const result = execute ? await execute(args) : await enveloped!.execute(args);
   // Without errors or extensions, Yoga's result processor would scan for both, then answer 200
   // with this one header: the same answer, without the scans.
   if (!(Symbol.asyncIterator in result) && !result.errors && !result.extensions) {
@@ -172,6 +202,25 @@ async function serve<TServerContext extends object>(
   // With errors, Yoga's own processor: its status rules (a request error, such as variables of
   // the wrong type, is 400 in application/graphql-response+json and 200 in application/json).
   return processRegularResult(result, globalThis as unknown as FetchAPI, type);
+}
+
+/** The plan of a document that parses and validates; null for Yoga to answer its errors. */
+function planOf(
+  enveloped: {
+    parse: (source: string) => DocumentNode;
+    validate: (schema: GraphQLSchema, document: DocumentNode) => readonly unknown[];
+    schema: GraphQLSchema;
+  },
+  query: string,
+): Plan | null {
+  // Armor's limits throw from both parse and validate.
+  try {
+    const document = enveloped.parse(query);
+    if (enveloped.validate(enveloped.schema, document).length > 0) return null;
+    return { document, schema: enveloped.schema, operation: getOperationAST(document) ?? null };
+  } catch {
+    return null;
+  }
 }
 
 const JSON_HEADERS = { "Content-Type": "application/json; charset=utf-8" };

@@ -1,11 +1,19 @@
+import type { GraphQLResolveInfo } from "graphql";
 import { newLinkInput } from "../inputs/links.ts";
 import { ApiError } from "../services/errors.ts";
-import { accessPath, createLink, getLinkForSdkOrThrow } from "../services/links/links.ts";
+import {
+  accessPath,
+  createLink,
+  getLinkForSdkOrThrow,
+  getPlainLinkForSdkOrThrow,
+  PLAIN_LINK_COLUMNS,
+} from "../services/links/links.ts";
 import { type LinkMetricsNode, projectMetricsForGraphQL } from "../services/metrics.ts";
 import { authenticateSdk, LINK_ENVIRONMENTS, METRICS_ENVIRONMENTS } from "../services/sdk_auth.ts";
 import type { GraphQLContext } from "./context.ts";
 import { camelPath, withGraphQLNames } from "./errors.ts";
-import { type LinkNode, linkNode } from "./nodes.ts";
+import { selectedLinkFields } from "./loaders.ts";
+import { linkColumns, type LinkField, type LinkNode, linkNode } from "./nodes.ts";
 
 interface RedirectArg {
   url?: string | null;
@@ -29,16 +37,41 @@ export interface GenerateLinkArgs {
   trackingMedium?: string | null;
 }
 
-/** REST's lookup (one query, the same checks), with null rather than 404 for a missing link. */
-export async function linkByPath(ctx: GraphQLContext, path: string): Promise<LinkNode | null> {
+/**
+ * REST's lookup (one query, the same checks), with null rather than 404 for a missing link. The
+ * node holds the fields the query selects (`info`), not REST's every field: building all of them
+ * (dates to strings, three redirects, the access path) was the largest cost of its own in a
+ * `link(path) { id path title }` query.
+ */
+export async function linkByPath(
+  ctx: GraphQLContext,
+  path: string,
+  info: GraphQLResolveInfo,
+): Promise<LinkNode | null> {
   const { sql, config, clock } = ctx.deps;
+  const { fields } = selectedLinkFields(info);
   try {
-    const row = await getLinkForSdkOrThrow(sql, ctx.sdk, path);
-    return linkNode(row, config.linkBaseUrl, clock.now());
+    const row = readsPlainColumns(fields)
+      ? await getPlainLinkForSdkOrThrow(sql, ctx.sdk, path)
+      : await getLinkForSdkOrThrow(sql, ctx.sdk, path);
+    return linkNode(row, config.linkBaseUrl, clock.now(), fields);
   } catch (err) {
     if (err instanceof ApiError && err.code === "not_found") return null;
     throw err;
   }
+}
+
+/** Whether these fields are made from PLAIN_LINK_COLUMNS only, by the selection's fields. */
+const plainFields = new WeakMap<readonly LinkField[], boolean>();
+
+function readsPlainColumns(fields: readonly LinkField[]): boolean {
+  let plain = plainFields.get(fields);
+  if (plain === undefined) {
+    // `state`'s counted views are never in the lookup's row: Link.state reads them itself.
+    plain = linkColumns(fields).every((c) => c === "limited_views" || PLAIN_LINK_COLUMNS.has(c));
+    plainFields.set(fields, plain);
+  }
+  return plain;
 }
 
 /** REST's metrics items under GraphQL's names: every LinkMetrics field is a property read. */

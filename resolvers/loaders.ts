@@ -44,7 +44,7 @@ function edgeFieldsOf(fields: readonly LinkField[]): LinkEdgeFields {
 const edgeFields = new WeakMap<readonly FieldNode[], LinkEdgeFields>();
 
 /** The Link fields the field being resolved selects, through fragments and aliases. */
-function selectedLinkFields(info: GraphQLResolveInfo): LinkEdgeFields {
+export function selectedLinkFields(info: GraphQLResolveInfo): LinkEdgeFields {
   let fields = edgeFields.get(info.fieldNodes);
   if (!fields) {
     fields = edgeFieldsOf(linkFields(selectedFields(info, []) ?? []));

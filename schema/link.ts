@@ -122,7 +122,7 @@ builder.queryField("link", (t) =>
     nullable: true,
     description: "The link at `path` in the environment of the SDK headers; null if none.",
     args: { path: t.arg.string({ required: true }) },
-    resolve: (_root, args, ctx) => linkByPath(ctx, args.path),
+    resolve: (_root, args, ctx, info) => linkByPath(ctx, args.path, info),
   }));
 
 builder.mutationField("generateLink", (t) =>

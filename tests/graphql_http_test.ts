@@ -4,6 +4,7 @@
 // type, and what a client without Accept gets). The fast path (resolvers/fast_path.ts) and Yoga
 // answer alike: same status, media type and body, for every Accept.
 import assert from "node:assert/strict";
+import { useErrorHandler } from "@envelop/core";
 import { createFastPath, responseType } from "../resolvers/fast_path.ts";
 import {
   createSchema,
@@ -209,4 +210,98 @@ Deno.test("the fast path builds Yoga's context itself only while no plugin build
       extendContext({ extra: 1 }),
   } as Plugin]);
   assert.deepEqual(extended.split(","), ["extra", "mine", "params", "request", "requestId"]);
+});
+
+Deno.test("the fast path runs the plugins' execute hooks as envelop does, in order, with their effects", async () => {
+  const schema = createSchema({
+    typeDefs: "type Query { a: String, boom: String, extended: String }",
+    resolvers: {
+      Query: {
+        a: () => "a",
+        boom: () => {
+          throw new Error("a secret");
+        },
+        extended: (_: unknown, __: unknown, ctx: Record<string, unknown>) => String(ctx.extended),
+      },
+    },
+  });
+  const calls: string[] = [];
+  type Done = { result: { data?: unknown }; setResult: (r: unknown) => void };
+  const plugins = [
+    {
+      // A hook that returns a promise: awaited before the next.
+      onExecute: async ({ extendContext }: { extendContext: (e: object) => void }) => {
+        await Promise.resolve();
+        calls.push("first");
+        extendContext({ extended: "yes" });
+        return { onExecuteDone: () => void calls.push("first done") };
+      },
+    },
+    {
+      onExecute: (
+        { args, setResultAndStopExecution }: {
+          args: { operationName?: string };
+          setResultAndStopExecution: (r: unknown) => void;
+        },
+      ) => {
+        calls.push(`second ${args.operationName ?? "-"}`);
+        if (args.operationName === "Stop") setResultAndStopExecution({ data: { a: "stopped" } });
+        return {
+          onExecuteDone: ({ result, setResult }: Done) => {
+            calls.push("second done");
+            setResult({ ...result, data: { ...result.data as object, seen: true } });
+          },
+        };
+      },
+    },
+    { onExecute: () => void calls.push("third") },
+    useErrorHandler(({ errors }) => void calls.push(`logged ${errors.length}`)),
+  ] as Plugin[];
+  const options = { schema, plugins, logging: false, fetchAPI: globalThis as unknown as FetchAPI };
+  type Yoga = YogaServerInstance<Record<string, never>, Record<string, unknown>>;
+  // deno-lint-ignore no-explicit-any
+  const yoga = createYoga(options as any) as unknown as Yoga;
+  const fast = createFastPath<Record<string, never>>(yoga, () => true);
+  const documents = [
+    "{ a extended }",
+    "{ a boom }",
+    "query Stop { a }\nquery Go { a }",
+  ];
+  for (const query of documents) {
+    for (const operationName of query.includes("Stop") ? ["Stop", "Go"] : [undefined]) {
+      // Twice each: the first request plans the document, the second runs the plan.
+      for (const round of [1, 2]) {
+        const body = JSON.stringify({ query, operationName });
+        const post = () =>
+          new Request("http://x/graphql", {
+            method: "POST",
+            headers: { "Content-Type": "application/json" },
+            body,
+          });
+        calls.length = 0;
+        const viaFast = await fast(post(), body, {});
+        const fastCalls = [...calls];
+        calls.length = 0;
+        const viaYoga = await yoga.fetch(post(), {});
+        const label = `${query} ${operationName} (${round})`;
+        assert.deepEqual(fastCalls, calls, label);
+        assert.equal(viaFast!.status, viaYoga.status, label);
+        assert.deepEqual(await viaFast!.json(), await viaYoga.json(), label);
+      }
+    }
+  }
+  // The resolver's error went through the error handler and was masked on both paths.
+  const body = JSON.stringify({ query: "{ boom }" });
+  const res = await fast(
+    new Request("http://x/graphql", {
+      method: "POST",
+      headers: { "Content-Type": "application/json" },
+      body,
+    }),
+    body,
+    {},
+  );
+  const answer = await res!.json();
+  assert.equal(answer.errors[0].message, "Unexpected error.");
+  assert.equal(answer.data.seen, true);
 });

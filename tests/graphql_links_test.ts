@@ -310,3 +310,47 @@ Deno.test("GraphiQL opens with a query of the admin graph that validates and run
   assert.equal(r.data.environment.links.edges[0].node.title, "Shown");
   assert.equal(r.data.environment.links.edges[0].node.analytics.series.length, 31);
 });
+
+Deno.test("link(path) answers the same fields whether its selection reads the plain columns or every one", async () => {
+  const p = await createProject(srv.url);
+  const headers = { "PROJECT-KEY": p.key, "ENVIRONMENT": "production" };
+  const made = await gql(srv.url, GENERATE, {
+    headers,
+    variables: {
+      input: {
+        title: "Plain",
+        subtitle: "Row",
+        image: "https://img.example.com/p.png",
+        showPreviewIos: false,
+        trackingCampaign: "c",
+        trackingMedium: "m",
+      },
+    },
+  });
+  const path = made.data.generateLink.link.path;
+  // Made from PLAIN_LINK_COLUMNS only (services/links/links.ts): the plain statement.
+  const PLAIN = `id title subtitle path accessPath generatedFromPlatform sdkGenerated active
+    trackingCampaign trackingSource trackingMedium showPreview image archived maxViews expiredUrl`;
+  const q = (fields: string) => `query($path: String!) { link(path: $path) { ${fields} } }`;
+  const plain = await gql(srv.url, q(PLAIN), { headers, variables: { path } });
+  // The same fields and one that is not plain (`tags`): every column.
+  const full = await gql(srv.url, q(`${PLAIN} tags`), { headers, variables: { path } });
+  assert.equal(plain.errors, undefined);
+  assert.equal(full.errors, undefined);
+  const { tags, ...fullPlain } = full.data.link;
+  assert.deepEqual(tags, []);
+  assert.deepEqual(plain.data.link, fullPlain);
+  assert.equal(plain.data.link.accessPath, `${LINK_BASE_URL}/${path}`);
+  assert.equal(plain.data.link.showPreview, false);
+  // Not found and a wrong key answer alike on both statements.
+  for (const fields of [PLAIN, `${PLAIN} tags`]) {
+    const missing = await gql(srv.url, q(fields), { headers, variables: { path: "nope" } });
+    assert.equal(missing.errors, undefined);
+    assert.equal(missing.data.link, null);
+    const wrongKey = await gql(srv.url, q(fields), {
+      headers: { ...headers, "PROJECT-KEY": `${p.key.slice(0, -4)}0000` },
+      variables: { path },
+    });
+    assert.equal(wrongKey.errors?.[0].extensions.code, "UNAUTHENTICATED");
+  }
+});
