@@ -5,7 +5,9 @@
 // against a bare handler running the same query, process.cpuUsage() around thousands of
 // requests (the views written behind the responses included: each round waits for them). The
 // machine's load moves throughput a lot and CPU time per request little, so this is what a change
-// to the link lookup or the link host is judged on. With --base, the app of another tree (an
+// to the link lookup or the link host is judged on. Each round also reports the CPU the
+// PostgreSQL backends of the bench's database used per request (/proc schedstat), which shares
+// the machine's cores with the service under wrk. With --base, the app of another tree (an
 // older commit, extracted with `git archive`) is measured in the same process, in alternating
 // rounds: base, current, base, current, … With --socket, base is this tree with its pool over
 // TCP and current the same over PostgreSQL's Unix socket (bench/lib.ts pgSocketUrl).
@@ -148,13 +150,39 @@ const scenarios: Record<string, Scenario> = {
   graphql_full: { request: graphqlRequest(graphqlFullBody), status: 200 },
 };
 
-/** CPU µs per request: `total` requests through `fetch`, `inFlight` at a time. */
+/**
+ * Nanoseconds on CPU so far of the PostgreSQL backends serving this bench's database (their
+ * /proc schedstat): the server's share of each request, the views' batches included.
+ */
+async function pgCpuNs(): Promise<number> {
+  const rows = await sql<{ pid: number }[]>`
+    select pid from pg_stat_activity where datname = current_database()
+  `;
+  let ns = 0;
+  for (const { pid } of rows) {
+    try {
+      ns += Number((await Deno.readTextFile(`/proc/${pid}/schedstat`)).split(" ")[0]);
+    } catch {
+      // A backend that ended meanwhile.
+    }
+  }
+  return ns;
+}
+
+const pgFigures: Record<string, number[]> = {};
+
+/**
+ * CPU µs per request: `total` requests through `fetch`, `inFlight` at a time. The backends' CPU
+ * per request goes to `pgFigures[pgKey]`.
+ */
 async function cpuPerRequest(
   fetch: Fetch,
   make: () => Request,
   status: number,
   flush: () => Promise<void>,
+  pgKey?: string,
 ): Promise<number> {
+  const pgStart = pgKey ? await pgCpuNs() : 0;
   let next = 0;
   const worker = async () => {
     while (next < requests) {
@@ -168,6 +196,7 @@ async function cpuPerRequest(
   await Promise.all(Array.from({ length: inFlight }, worker));
   await flush();
   const used = process.cpuUsage(start);
+  if (pgKey) (pgFigures[pgKey] ??= []).push((await pgCpuNs() - pgStart) / 1000 / requests);
   return (used.user + used.system) / requests;
 }
 
@@ -194,13 +223,16 @@ try {
       if (app) await cpuPerRequest(app.fetch, s.request, s.status, app.flush);
     }
     const figures: Record<string, number[]> = { bare: [], base: [], current: [] };
+    for (const k of Object.keys(pgFigures)) delete pgFigures[k];
     for (let r = 0; r < rounds; r++) {
-      if (s.bare) figures.bare!.push(await cpuPerRequest(bare, s.bare, s.status, noFlush));
+      if (s.bare) figures.bare!.push(await cpuPerRequest(bare, s.bare, s.status, noFlush, "bare"));
       if (base) {
-        figures.base!.push(await cpuPerRequest(base.fetch, s.request, s.status, base.flush));
+        figures.base!.push(
+          await cpuPerRequest(base.fetch, s.request, s.status, base.flush, "base"),
+        );
       }
       figures.current!.push(
-        await cpuPerRequest(current.fetch, s.request, s.status, current.flush),
+        await cpuPerRequest(current.fetch, s.request, s.status, current.flush, "current"),
       );
     }
     const line = Object.entries(figures).filter(([, xs]) => xs.length > 0).map(([k, xs]) =>
@@ -215,6 +247,13 @@ try {
       } of ${pairs.length}`
       : "";
     print(`${name}: ${line}${paired}`);
+    print(
+      `  PostgreSQL backends, µs of CPU per request (medians): ${
+        Object.entries(pgFigures).map(([k, xs]) =>
+          `${k} ${median(xs).toFixed(1)} [${xs.map((x) => x.toFixed(1)).join(", ")}]`
+        ).join("; ")
+      }`,
+    );
   }
 } finally {
   await socketSql?.end({ timeout: 5 });

@@ -13,7 +13,13 @@ import {
   type Purchase,
   serialiseEnvelope,
 } from "./feed/envelope.ts";
-import { addRevenue, applyDeltas, countEvents, type Deltas } from "./links/counters.ts";
+import {
+  addRevenue,
+  applyDeltas,
+  countersInStatement,
+  countEvents,
+  type Deltas,
+} from "./links/counters.ts";
 import { accessPath } from "./links/links.ts";
 import { deleteDefaultRowsBefore } from "./partitions.ts";
 import type { Environment } from "./projects.ts";
@@ -115,13 +121,32 @@ export async function recordEvents(
 ): Promise<RecordResult> {
   const receivedAt = ctx.clock.now();
   const unique = withoutRepeatedIds(events);
-  const stored = await sql.begin(async (tx) => {
-    const links = await resolveLinks(tx, ctx.environment.id, unique, known);
-    const prepared = unique.map((event): StoredEvent => {
+  const prepare = (links: Map<string, LinkRef>) =>
+    unique.map((event): StoredEvent => {
       const link = event.link_path == null ? undefined : links.get(event.link_path);
       const eventId = "evt_" + newEventId(receivedAt.getTime());
       return { event, eventId, link, body: envelope(ctx, eventId, event, link) };
     });
+  if (inOneStatement(unique, known)) {
+    // Stored whole or not at all (no client ids): every event moves the counters.
+    const prepared = prepare(new Map(known.map((l) => [l.path, l])));
+    const { inserted, captured } = await sql.begin((tx) =>
+      insertEvents(
+        tx,
+        ctx.environment.id,
+        receivedAt,
+        prepared,
+        ctx.batchKey ?? null,
+        ctx.rollups ?? true,
+        countEvents(prepared),
+      )
+    );
+    if (captured) await announceCapture(sql, ctx.environment.id).catch(() => {});
+    return { accepted: inserted.length, duplicates: events.length - inserted.length };
+  }
+  const stored = await sql.begin(async (tx) => {
+    const links = await resolveLinks(tx, ctx.environment.id, unique, known);
+    const prepared = prepare(links);
     const { inserted, captured } = await insertEvents(
       tx,
       ctx.environment.id,
@@ -139,6 +164,24 @@ export async function recordEvents(
   // are committed and the request has succeeded.
   if (stored.captured) await announceCapture(sql, ctx.environment.id).catch(() => {});
   return { accepted: stored.n, duplicates: events.length - stored.n };
+}
+
+/**
+ * Whether the batch's counters move in the statement that stores it: when the batch is stored
+ * whole or not at all (no client ids: the link host's views, under their batch key), moves no
+ * revenue (no purchases) and needs no link looked up (the caller knows them). Three statements
+ * per batch (begin, the insert with the counters, commit) instead of five. Still in a
+ * transaction, on a connection of its own: sent as one statement through the pool, the
+ * redirect with its view cost more (docs/SCALING.md: probably the hits' queries pipelined
+ * behind the batch on a shared connection). Not on Citus, whose distributed counters were not
+ * tried as a CTE of the insert.
+ */
+function inOneStatement(events: readonly NewEvent[], known: readonly LinkRef[]): boolean {
+  if (onCitus()) return false;
+  const paths = new Set(known.map((l) => l.path));
+  return events.every((e) =>
+    e.id == null && e.type !== "purchase" && (e.link_path == null || paths.has(e.link_path))
+  );
 }
 
 /** The batch with every client id kept once (its first occurrence). */
@@ -225,6 +268,8 @@ async function insertEvents(
   events: readonly StoredEvent[],
   batchKey: string | null,
   rollups: boolean,
+  /** Counters to move in the same statement, if the whole batch is stored (see inOneStatement). */
+  counters: Map<number, Deltas> | null = null,
 ): Promise<{ inserted: StoredEvent[]; captured: boolean }> {
   if (events.length === 0) return { inserted: [], captured: false };
   await lockCaptureOnCitus(db, environmentId, "share");
@@ -292,7 +337,9 @@ async function insertEvents(
       order by b.ord
     ), rolled as (
       ${rollups ? rollupInsertSql(db, environmentId, events.map((s) => s.event)) : db`select 1`}
-    )
+    )${
+    counters && counters.size > 0 ? db`, ${countersInStatement(db, environmentId, counters)}` : db``
+  }
     select event_id, exists (select 1 from capturing) as captured from inserted
   `;
   const captured = rows[0]?.captured ?? false;

@@ -105,15 +105,62 @@ export async function applyDeltas(
   deltas: Map<number, Deltas>,
 ): Promise<void> {
   if (deltas.size === 0) return;
-  const ids = [...deltas.keys()].sort((a, b) => a - b);
-  const col = (name: keyof Deltas) => ids.map((id) => deltas.get(id)![name]);
+  const ids = sortedIds(deltas);
   await db`
     -- The environment too: on Citus, the counters' shard (a row lock takes one shard).
     select link_id from link_counters
     where environment_id = ${environmentId} and link_id = any(${ids}::int[])
     order by link_id for update
   `;
-  await db`
+  await moveCounters(db, environmentId, deltas, ids);
+}
+
+/**
+ * applyDeltas as two CTEs of the statement that stores the events (services/events.ts), for a
+ * batch that is stored whole or not at all: `counters_locked` locks the rows in link order, as
+ * applyDeltas does, once the CTE named `inserted` has a row (the batch was stored) and after the
+ * CTE `capturing` (the environment's capture lock, which every writer takes before the
+ * counters), and `counters_moved` moves them. Nothing moves when `inserted` is empty. They
+ * commit with the events, as applyDeltas's statements do.
+ */
+export function countersInStatement(db: Db, environmentId: number, deltas: Map<number, Deltas>) {
+  const ids = sortedIds(deltas);
+  return db`
+    counters_locked as (
+      select link_id from link_counters
+      where environment_id = ${environmentId} and link_id = any(${ids}::int[])
+        and exists (select 1 from inserted) and (select count(*) from capturing) >= 0
+      order by link_id for update
+    ), counters_moved as (
+      ${
+    moveCounters(
+      db,
+      environmentId,
+      deltas,
+      ids,
+      db`
+        and c.link_id in (select link_id from counters_locked)
+      `,
+    )
+  }
+    )
+  `;
+}
+
+function sortedIds(deltas: Map<number, Deltas>): number[] {
+  return [...deltas.keys()].sort((a, b) => a - b);
+}
+
+/** The UPDATE that adds `deltas` to the counters of `ids` (and of `where`, when given). */
+function moveCounters(
+  db: Db,
+  environmentId: number,
+  deltas: Map<number, Deltas>,
+  ids: number[],
+  where = db``,
+) {
+  const col = (name: keyof Deltas) => ids.map((id) => deltas.get(id)![name]);
+  return db`
     update link_counters c set
       total_views = c.total_views + d.views,
       total_opens = c.total_opens + d.opens,
@@ -133,6 +180,6 @@ export async function applyDeltas(
       ${col("revenue")}::numeric[]
     ) as d(link_id, views, opens, installs, reinstalls, reactivations, app_opens, user_referred,
       time_spent, revenue)
-    where c.environment_id = ${environmentId} and c.link_id = d.link_id
+    where c.environment_id = ${environmentId} and c.link_id = d.link_id ${where}
   `;
 }
