@@ -65,11 +65,15 @@ export function isDataException(err: unknown): boolean {
   return typeof e?.code === "string" && e.code.startsWith("22") && e.severity !== undefined;
 }
 
-/** PostgreSQL's unique_violation SQLSTATE. */
+/** PostgreSQL's unique_violation SQLSTATE (of `constraint`, when given). */
 export function isUniqueViolation(err: unknown, constraint?: string): boolean {
-  const e = err as { code?: string; constraint_name?: string } | null;
-  return e?.code === "23505" &&
-    (constraint === undefined || e.constraint_name === constraint);
+  const e = err as { code?: string; constraint_name?: string; message?: unknown } | null;
+  if (e?.code !== "23505") return false;
+  if (constraint === undefined || e.constraint_name === constraint) return true;
+  // On Citus the error is a shard's, relayed by the coordinator without the constraint's field:
+  // its name, the shard's (suffixed with the shard's id), is only in the message.
+  return e.constraint_name === undefined && typeof e.message === "string" &&
+    new RegExp(`unique constraint "${constraint}(_\\d+)?"`).test(e.message);
 }
 
 // postgres.js connection error codes, and SQLSTATEs of a server that cannot serve right now

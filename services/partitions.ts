@@ -360,6 +360,12 @@ function isExpired(p: Partition, cutoff: Date): boolean {
   return !p.isDefault && p.to !== null && p.to.getTime() <= cutoff.getTime();
 }
 
+/** Columns that identify a row, per table, for the batched deletes on Citus. */
+const CITUS_ROW_KEYS: Record<string, string> = {
+  feed_events: "environment_id, xid, seq",
+  analytics_events: "environment_id, id",
+};
+
 /**
  * Deletes up to `batch` rows of the default partition received before `cutoff` (the rows of a
  * day partition go with their day). By ctid: the table-generic way, and history rows are never
@@ -374,12 +380,23 @@ export async function deleteDefaultRowsBefore(
   const defaultPartition = ident(defaultPartitionName(table));
   const column = ident(partitionSpec(table).column);
   if (onCitus()) {
-    // Citus plans no distributed DELETE by ctid: every expired row of the default partition at
-    // once there, each shard's in one statement on its worker.
-    const rows = await db.unsafe(
-      `delete from ${defaultPartition} where ${column} < $1::timestamptz`,
-      [cutoff.toISOString()],
-    );
+    // Citus plans no distributed DELETE by ctid. A table whose rows have a key is deleted by it,
+    // in batches as here (the batch is chosen first, across the shards, then deleted on each);
+    // the rollups, which have none, every expired row of the default partition at once, each
+    // shard's in one statement on its worker.
+    const key = CITUS_ROW_KEYS[table];
+    const rows = key
+      ? await db.unsafe(
+        `delete from ${defaultPartition}
+        where ${column} < $1::timestamptz and (${key}) in (
+          select ${key} from ${defaultPartition} where ${column} < $1::timestamptz limit $2
+        )`,
+        [cutoff.toISOString(), batch],
+      )
+      : await db.unsafe(
+        `delete from ${defaultPartition} where ${column} < $1::timestamptz`,
+        [cutoff.toISOString()],
+      );
     return rows.count;
   }
   const rows = await db.unsafe(

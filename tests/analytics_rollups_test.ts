@@ -7,6 +7,7 @@
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
 import { resolveConfig } from "../config.ts";
+import { onCitus } from "../db/cluster.ts";
 import { recordEvents } from "../services/events.ts";
 import { purgeExpired } from "../services/feed/retention.ts";
 import { ensurePartitions, listPartitions } from "../services/partitions.ts";
@@ -177,44 +178,58 @@ Deno.test({
   },
 });
 
-Deno.test("the migrations fill the rollups from the history still kept, and their margins", async () => {
-  const project = await createProject(srv.url);
-  const paths = [
-    await generateLink(srv.url, project.key, "production", { tracking_campaign: "c" }),
-    await generateLink(srv.url, project.key, "production"),
-  ];
-  const env = await getEnvironmentOrThrow(srv.sql, project.productionId);
-  const ctx = { environment: env, clock, linkBaseUrl: "https://lnk.example.test" };
-  for (let n = 0; n < 6; n++) await recordEvents(srv.sql, ctx, writerBatch(n, paths));
-  await mergeRollups(srv.sql, new Date("2031-01-01T00:00:00Z"));
-  const before = await figures(project.productionId);
-  assert.deepEqual(before.answered, before.expected);
+// On a Citus cluster this test cannot apply: it takes the database back to before 00013 by
+// dropping tables that 00018 distributed, and runs 00013 and 00015 again, which would create
+// them as tables of the coordinator alone, after the migration that distributes them. On Citus
+// every migration runs on a fresh database, in one transaction (docs/SCALING.md, "What the
+// migrations do there"); upgrading a database made before 00013 there is not supported.
+const upgradeOnCitus = "skipped on Citus: upgrading a database from before 00013 is not " +
+  "supported there (the test re-creates tables that 00018 already distributed)";
+// deno-lint-ignore no-console
+if (onCitus()) console.log(upgradeOnCitus);
 
-  // As before the upgrade: no rollups nor margins, purchase versions without their bucket.
-  // Then the migrations' own text.
-  await srv.sql`drop table analytics_margins`;
-  await srv.sql`drop table analytics_rollups`;
-  await srv.sql`alter table purchase_versions drop column hour, drop column country,
+Deno.test({
+  name: "the migrations fill the rollups from the history still kept, and their margins",
+  ignore: onCitus(),
+  fn: async () => {
+    const project = await createProject(srv.url);
+    const paths = [
+      await generateLink(srv.url, project.key, "production", { tracking_campaign: "c" }),
+      await generateLink(srv.url, project.key, "production"),
+    ];
+    const env = await getEnvironmentOrThrow(srv.sql, project.productionId);
+    const ctx = { environment: env, clock, linkBaseUrl: "https://lnk.example.test" };
+    for (let n = 0; n < 6; n++) await recordEvents(srv.sql, ctx, writerBatch(n, paths));
+    await mergeRollups(srv.sql, new Date("2031-01-01T00:00:00Z"));
+    const before = await figures(project.productionId);
+    assert.deepEqual(before.answered, before.expected);
+
+    // As before the upgrade: no rollups nor margins, purchase versions without their bucket.
+    // Then the migrations' own text.
+    await srv.sql`drop table analytics_margins`;
+    await srv.sql`drop table analytics_rollups`;
+    await srv.sql`alter table purchase_versions drop column hour, drop column country,
     drop column platform, drop column os`;
-  for (const name of ["00013_analytics_rollups", "00015_analytics_margins"]) {
-    const migration = fileURLToPath(
-      new URL(`../db/migrations/${name}/index.sql`, import.meta.url),
-    );
-    await srv.sql.begin((tx) => tx.file(migration));
-  }
-  const after = await figures(project.productionId);
-  assert.deepEqual(after.answered, before.expected);
-  assert.deepEqual(await marginsOffMergedRollups(), []);
-  const [{ margins }] = await srv.sql<[{ margins: number }]>`
+    for (const name of ["00013_analytics_rollups", "00015_analytics_margins"]) {
+      const migration = fileURLToPath(
+        new URL(`../db/migrations/${name}/index.sql`, import.meta.url),
+      );
+      await srv.sql.begin((tx) => tx.file(migration));
+    }
+    const after = await figures(project.productionId);
+    assert.deepEqual(after.answered, before.expected);
+    assert.deepEqual(await marginsOffMergedRollups(), []);
+    const [{ margins }] = await srv.sql<[{ margins: number }]>`
     select count(*)::int as margins from analytics_margins`;
-  assert.ok(margins > 0, "the merged rollups have their margins");
-  // Months of their own: the default partitions start empty.
-  const [{ n }] = await srv.sql<[{ n: number }]>`
+    assert.ok(margins > 0, "the merged rollups have their margins");
+    // Months of their own: the default partitions start empty.
+    const [{ n }] = await srv.sql<[{ n: number }]>`
     select (select count(*) from analytics_rollups_default)
       + (select count(*) from analytics_margins_default) as n`;
-  assert.equal(Number(n), 0);
-  assert.ok((await listPartitions(srv.sql, "analytics_rollups")).some((p) => !p.isDefault));
-  assert.ok((await listPartitions(srv.sql, "analytics_margins")).some((p) => !p.isDefault));
+    assert.equal(Number(n), 0);
+    assert.ok((await listPartitions(srv.sql, "analytics_rollups")).some((p) => !p.isDefault));
+    assert.ok((await listPartitions(srv.sql, "analytics_margins")).some((p) => !p.isDefault));
+  },
 });
 
 Deno.test("rollups are kept ANALYTICS_ROLLUP_DAYS and dropped by whole months", async () => {

@@ -107,10 +107,12 @@ Deno.test("envelopes are stored and served as serialised, escapes and all", asyn
   const events = res.body.events as { user?: unknown }[];
   assert.deepEqual(events[0]!.user, tricky);
   // The served text is each envelope exactly as JSON.stringify wrote it: no whitespace added,
-  // no escape rewritten, in both tables.
+  // no escape rewritten, in both tables. Joined on the environment too: on Citus both tables are
+  // distributed by it, and a join on any other column is refused.
   const rows = await srv.sql<{ feed: string; history: string }[]>`
     select f.body as feed, a.body as history
-    from feed_events f join analytics_events a on a.event_id = f.body::json->>'id'
+    from feed_events f join analytics_events a
+      on a.environment_id = f.environment_id and a.event_id = f.body::json->>'id'
     where f.environment_id = ${Number(p.productionId)} order by f.seq`;
   assert.equal(rows.length, 2);
   for (const row of rows) {

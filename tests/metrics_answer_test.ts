@@ -88,8 +88,8 @@ Deno.test("metrics_for_project: answers built at the same time keep their own by
       from generate_series(1, 3000) g
     `;
     await srv.sql`
-      insert into link_counters (link_id, total_views)
-      select id, id from links where environment_id = ${large.productionId}
+      insert into link_counters (link_id, environment_id, total_views)
+      select id, environment_id, id from links where environment_id = ${large.productionId}
     `;
     const get = (key: string) =>
       call(srv.url, "GET", "/api/v1/sdk/metrics_for_project", {

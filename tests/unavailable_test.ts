@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
 import { resolveConfig } from "../config.ts";
+import { onCitus } from "../db/cluster.ts";
 import { connect } from "../db/connect.ts";
 import { createApp } from "../app.ts";
 import { ManualClock } from "./helpers/clock.ts";
@@ -81,13 +82,22 @@ Deno.test("a value PostgreSQL refuses (a data exception) is 400 on REST and BAD_
   const server = await startTestServer();
   try {
     const project = await createProject(server.url);
-    // A real data exception from the real database: a trigger refusing every new link with
-    // SQLSTATE 22023, as PostgreSQL does for a value it cannot store.
-    await server.sql.unsafe(`
-      create function refuse_link() returns trigger language plpgsql as $$
-      begin raise exception 'refused' using errcode = '22023'; end $$;
-      create trigger refuse_link before insert on links for each row execute function refuse_link();
-    `);
+    // A real data exception from the real database: a trigger refusing every new link's
+    // counters (written with the link, in its transaction) with SQLSTATE 22023, as PostgreSQL
+    // does for a value it cannot store. On the counters, not the links: on Citus links are a
+    // reference table, which takes no trigger, and the counters a distributed one, which does
+    // once allowed (the error then comes from the worker, relayed with its code).
+    // One statement a query: Citus refused the two in one ("cannot insert multiple commands into a
+    // prepared statement", as it passed the DDL on to the workers).
+    await server.sql.begin(async (tx) => {
+      if (onCitus()) await tx.unsafe("set local citus.enable_unsafe_triggers to on");
+      await tx.unsafe(`
+        create function refuse_link() returns trigger language plpgsql as $$
+        begin raise exception 'refused' using errcode = '22023'; end $$`);
+      await tx.unsafe(`
+        create trigger refuse_link before insert on link_counters
+          for each row execute function refuse_link()`);
+    });
     const rest = await generateLinkCall(server.url, project.key, "production", { title: "x" });
     assertError(rest, 400, "invalid_field", /^a value in the request cannot be stored$/);
     const graphql = await gql(

@@ -10,6 +10,7 @@
 // A zone whose offset is not whole hours (India's +05:30, Nepal's +05:45, Lord Howe's half-hour
 // summer shift) cannot be answered exactly from UTC hours: such a query is refused with a 400
 // naming `tz`, rather than answered with figures that are off.
+import { onCitus } from "../../db/cluster.ts";
 import type { Db, Sql } from "../../db/connect.ts";
 import { ApiError } from "../errors.ts";
 import { MARGIN_DIMENSIONS, type MarginDimension, ROLLUP_METRICS } from "./rollups.ts";
@@ -135,13 +136,28 @@ interface Range {
 }
 
 /**
+ * Sets the session's zone for the rest of transaction `tx` (its statements bucket and print
+ * times in it); `tz` is a name from pg_timezone_names. On Citus the statements over the rollups
+ * run on the workers, where a setting made with set_config() does not go: there it is a `SET
+ * LOCAL`, which Citus passes on to the workers the transaction uses once
+ * citus.propagate_set_commands says so (without it, the workers bucketed in UTC).
+ */
+export function setTransactionTimeZone(tx: Db, tz: string) {
+  if (!onCitus()) return tx`select set_config('TimeZone', ${tz}, true)`;
+  return Promise.all([
+    tx.unsafe(`set local citus.propagate_set_commands to 'local'`),
+    tx.unsafe(`set local time zone '${tz.replaceAll("'", "''")}'`),
+  ]);
+}
+
+/**
  * Sets the zone for the transaction, and widens the range to whole buckets (or refuses it): one
  * round trip, the range's statement pipelined behind the zone's, so it computes in that zone.
  */
 async function queryRange(tx: Db, q: AnalyticsQuery): Promise<Range> {
   const unit = q.interval ?? "hour";
   const [, [range]] = await Promise.all([
-    tx`select set_config('TimeZone', ${q.tz}, true)`,
+    setTransactionTimeZone(tx, q.tz),
     tx<Range[]>`
     with r as (
       select date_trunc(${unit}, ${q.from}::timestamptz) as from_at,

@@ -109,16 +109,16 @@ async function accountDropsOnCitus(
   `;
   const drops: DestinationDrop[] = [];
   for (const d of dests) {
-    const [h] = await db<{ x: string }[]>`select feed_horizon(${d.environment_id}::int) as x`;
     const types = d.event_types;
     const [last] = await db<{ xid: string; seq: string }[]>`
       select xid::text, seq::text from feed_events
       where environment_id = ${d.environment_id}
         and (xid, seq) > (${d.cursor_xid}::bigint, ${d.cursor_seq}::bigint)
-        and xid < ${h!.x}::bigint
+        and xid < feed_horizon()
         and received_at < ${cutoff}
         and (cardinality(${types}::text[]) = 0 or type = any(${types}::text[]))
-      order by xid desc, seq desc
+      -- The columns, not the text the select list makes of them (which sorts 999 after 5000).
+      order by feed_events.xid desc, feed_events.seq desc
       limit 1
     `;
     if (!last) continue;

@@ -1,5 +1,6 @@
 // Reading the captured event feed: one page after a cursor, for REST and GraphQL alike.
 import type { Config } from "../../config.ts";
+import { onCitus } from "../../db/cluster.ts";
 import type { Db, Sql } from "../../db/connect.ts";
 import type { Clock } from "../clock.ts";
 import { ApiError } from "../errors.ts";
@@ -42,9 +43,16 @@ export const MAX_FEED_LIMIT = 1000;
  * otherwise scan and sort that partition for as long as the plan lives (measured: 12–27 ms per
  * page against 2–5 ms). A filtered page merges per-type walks under a final sort, and is left
  * to the planner at every call.
+ *
+ * Not on Citus: these settings are the coordinator's (Citus does not pass them on), where the
+ * shard's query is planned by the worker anyway, and a forced generic plan is what Citus cannot
+ * make of the page (its router planner needs the parameters' values: "could not create
+ * distributed plan", every time a transaction read a second page) nor of `select
+ * feed_horizon($1)` (run on the coordinator, not delegated to the feed's worker: the wrong
+ * horizon). Under the default mode Citus makes its generic plans too costly to be chosen.
  */
 export function planUnfilteredPageOnce(db: Db, eventTypes: readonly string[]) {
-  return eventTypes.length > 0 ? Promise.resolve([]) : db`
+  return eventTypes.length > 0 || onCitus() ? Promise.resolve([]) : db`
     select set_config('plan_cache_mode', 'force_generic_plan', true),
       set_config('enable_seqscan', 'off', true),
       set_config('enable_bitmapscan', 'off', true),

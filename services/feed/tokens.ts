@@ -49,7 +49,10 @@ export function createFeedToken(
     const value = FEED_TOKEN_PREFIX + randomToken(32);
     const hint = feedTokenHint(value);
     const now = clock.now();
-    // Capture's lock before any write: see revokeFeedToken.
+    // Capture's lock first, as a destination's creation takes it: on Citus the token's insert
+    // holds a lock on the environments table (its foreign key), which the capture's update of
+    // the environment then waited for behind a second creation holding the same, and queued
+    // for capture's lock: a deadlock, answered 503, when two tokens were created at once.
     await startCapture(tx, env.id, now);
     const [row] = await tx<TokenRow[]>`
       insert into feed_tokens (environment_id, name, token_hash, hint, created_at)

@@ -139,36 +139,41 @@ async function insertBatch(tx: Db, environmentId: number, batch: Pending[]): Pro
     max_views: p.link.max_views ?? null,
     expired_url: p.link.expired_url ?? null,
   }));
-  const inserted = await tx<{ n: number }[]>`
+  // Two statements, the same on one server and on Citus: Citus refuses one statement whose
+  // CTEs insert into both links (a reference table) and link_counters (distributed).
+  const inserted = await tx<{ id: number; path: string }[]>`
     with input as (
       select * from jsonb_to_recordset(${tx.json(input as never)}) as r(
         n int, path text, title text, subtitle text, image text, data jsonb, tags jsonb,
         ios jsonb, android jsonb, desktop jsonb, show_preview_ios boolean,
         show_preview_android boolean, tracking_campaign text, tracking_source text,
         tracking_medium text, expires_at timestamptz, max_views int, expired_url text)
-    ), ins as (
-      insert into links (
-        environment_id, path, title, subtitle, image, data, tags,
-        ios_custom_redirect, android_custom_redirect, desktop_custom_redirect,
-        show_preview_ios, show_preview_android, tracking_campaign, tracking_source,
-        tracking_medium, sdk_generated, generated_from_platform, expires_at, max_views,
-        expired_url
-      )
-      select ${environmentId}, i.path, i.title, i.subtitle, i.image, i.data, i.tags, i.ios,
-        i.android, i.desktop, i.show_preview_ios, i.show_preview_android, i.tracking_campaign,
-        i.tracking_source, i.tracking_medium, false, 'Import', i.expires_at, i.max_views,
-        i.expired_url
-      from input i
-      where not exists (select 1 from retired_link_paths r where r.path = i.path)
-      order by i.n
-      on conflict (path) do nothing
-      returning id, path
-    ), counters as (
-      insert into link_counters (link_id, environment_id) select id, ${environmentId} from ins
     )
-    select i.n from input i join ins on ins.path = i.path
+    insert into links (
+      environment_id, path, title, subtitle, image, data, tags,
+      ios_custom_redirect, android_custom_redirect, desktop_custom_redirect,
+      show_preview_ios, show_preview_android, tracking_campaign, tracking_source,
+      tracking_medium, sdk_generated, generated_from_platform, expires_at, max_views,
+      expired_url
+    )
+    select ${environmentId}, i.path, i.title, i.subtitle, i.image, i.data, i.tags, i.ios,
+      i.android, i.desktop, i.show_preview_ios, i.show_preview_android, i.tracking_campaign,
+      i.tracking_source, i.tracking_medium, false, 'Import', i.expires_at, i.max_views,
+      i.expired_url
+    from input i
+    where not exists (select 1 from retired_link_paths r where r.path = i.path)
+    order by i.n
+    on conflict (path) do nothing
+    returning id, path
   `;
-  const ok = new Set(inserted.map((r) => r.n));
+  if (inserted.length > 0) {
+    await tx`
+      insert into link_counters (link_id, environment_id)
+      select unnest(${inserted.map((r) => r.id)}::int[]), ${environmentId}
+    `;
+  }
+  const insertedPaths = new Set(inserted.map((r) => r.path));
+  const ok = new Set(batch.filter((p) => insertedPaths.has(p.path)).map((p) => p.n));
   const taken = new Set(batch.filter((p) => !ok.has(p.n)).map((p) => p.n));
   const retired = await tx<{ path: string }[]>`
     select path from retired_link_paths where path = any(${batch.map((p) => p.path)}::text[])

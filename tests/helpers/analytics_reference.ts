@@ -6,6 +6,7 @@
 // and os when strings, and for views the browser and referrer host; campaign, source and
 // medium are the link's.
 import type { Sql } from "../../db/connect.ts";
+import { setTransactionTimeZone } from "../../services/analytics/query.ts";
 
 export const REFERENCE_METRICS: Record<string, string> = {
   views: "count(*) filter (where type = 'view')",
@@ -69,7 +70,7 @@ export async function referenceFigures(sql: Sql, q: ReferenceQuery): Promise<Ref
   const key = q.groupBy ? `(${DIMENSION[q.groupBy]})::text` : "null";
   const sums = q.metrics.map((m) => `${REFERENCE_METRICS[m]} as ${m}`).join(", ");
   return await sql.begin(async (tx) => {
-    await tx`select set_config('TimeZone', ${q.tz}, true)`;
+    await setTransactionTimeZone(tx, q.tz);
     return await tx.unsafe<ReferenceRow[]>(
       `with ev as (
         select occurred_at, link_id, type, name, event_id, body::json as b

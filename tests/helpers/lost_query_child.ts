@@ -14,7 +14,8 @@ const pid = row!.pid;
 // Started, then left: the promise .then returns has no handler, as a forgotten one would.
 sql`select pg_sleep(30)`.then(() => {});
 await new Promise((r) => setTimeout(r, 200));
-await admin`select pg_terminate_backend(${pid})`;
+// Typed: Citus adds pg_terminate_backend(bigint, bigint), and an untyped parameter is ambiguous.
+await admin`select pg_terminate_backend(${pid}::int)`;
 await new Promise((r) => setTimeout(r, 300));
 Deno.stdout.writeSync(new TextEncoder().encode(`alive, caught ${caught}\n`));
 await Promise.all([sql.end({ timeout: 1 }), admin.end({ timeout: 1 })]);
