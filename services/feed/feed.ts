@@ -326,13 +326,6 @@ interface PageRow {
   link_id: number | null;
 }
 
-interface EventRow {
-  xid: string;
-  seq: string;
-  body: string;
-  link_id: number | null;
-}
-
 /** Pages go by (xid, seq); selectEnvironmentPage says why none is ever skipped. */
 async function selectPage(
   tx: Db,
@@ -461,12 +454,20 @@ export async function selectEnvironmentPage(
     ) c
     offset 0
   `;
+  // The head once, in a row of its own (no position), then the events without it: not the
+  // epoch, horizon and pending check again on each of a thousand rows.
+  const headRow = db`
+    select e.epoch, e.horizon::text, e.pending::text, null::text as xid, null::text as seq,
+      null::text as body, null::int as link_id
+    from e
+    union all
+  `;
   const found = types.length === 0
     ? await db<PageRow[]>`
-      select e.epoch, e.horizon::text, e.pending::text, page.xid::text, page.seq::text,
-        page.body, page.link_id
-      from (${head}) e
-      left join lateral (
+      with e as materialized (${head})
+      ${headRow}
+      select null, null, null, page.xid::text, page.seq::text, page.body, page.link_id
+      from e cross join lateral (
         select xid, seq, body, link_id from feed_events
         where environment_id = ${environmentId}
           and (xid, seq) > (e.after_xid, e.after_seq)
@@ -474,13 +475,13 @@ export async function selectEnvironmentPage(
           and received_at >= ${cutoff}
         order by xid, seq
         limit ${take}
-      ) page on true
+      ) page
     `
     : await db<PageRow[]>`
-      select e.epoch, e.horizon::text, e.pending::text, page.xid::text, page.seq::text,
-        page.body, page.link_id
-      from (${head}) e
-      left join lateral (
+      with e as materialized (${head})
+      ${headRow}
+      select null, null, null, page.xid::text, page.seq::text, page.body, page.link_id
+      from e cross join lateral (
         select typed.xid, typed.seq, typed.body, typed.link_id
         from unnest(${types}::text[]) as t(type)
           cross join lateral (
@@ -494,19 +495,22 @@ export async function selectEnvironmentPage(
           ) typed
         order by typed.xid, typed.seq
         limit ${take}
-      ) page on true
+      ) page
     `;
-  const rows = found.filter((r): r is EventRow & PageRow => r.seq !== null);
+  // The head row is the one without a position; the events come in the page's order.
+  let first: PageRow | undefined;
+  const events: FeedPageEvent[] = [];
+  let more = false;
+  for (const r of found) {
+    if (r.seq === null) first = r;
+    else if (events.length === query.limit) more = true;
+    else events.push({ xid: r.xid!, seq: r.seq, body: r.body!, linkId: r.link_id });
+  }
   return {
-    epoch: found[0]?.epoch ?? "",
-    head: found[0]?.horizon ? { xid: found[0].horizon, seq: "0" } : FEED_START,
-    events: rows.slice(0, query.limit).map((r) => ({
-      xid: r.xid,
-      seq: r.seq,
-      body: r.body,
-      linkId: r.link_id,
-    })),
-    hasMore: rows.length > query.limit,
-    pendingXid: found[0]?.pending ?? null,
+    epoch: first?.epoch ?? "",
+    head: first?.horizon ? { xid: first.horizon, seq: "0" } : FEED_START,
+    events,
+    hasMore: more,
+    pendingXid: first?.pending ?? null,
   };
 }
