@@ -1,6 +1,8 @@
 // Who may read a feed: feed-token authentication, the project and Enterprise checks, last-used.
+import postgres from "postgres";
 import type { Db } from "../../db/connect.ts";
 import { ApiError } from "../errors.ts";
+import { rateLimitedError, windowStart } from "../rate_limit.ts";
 import { FEED_TOKEN_PREFIX } from "./tokens.ts";
 import { assertEnterprise, parseEnvironmentId } from "../projects.ts";
 import { hashSecret, plausibleSecret } from "../secrets.ts";
@@ -21,18 +23,87 @@ export async function authenticateFeedToken(
   db: Db,
   token: string | null | undefined,
 ): Promise<FeedReader> {
-  if (!token) throw new ApiError("unauthorized", "Authorization: Bearer <feed token> is missing");
-  const [row] = !token.startsWith(FEED_TOKEN_PREFIX) || !plausibleSecret(token)
-    ? []
-    : await db<FeedReader[]>`
+  const hash = presentedTokenHash(token);
+  const [row] = hash === null ? [] : await db<FeedReader[]>`
     select t.id as "tokenId", t.environment_id as "environmentId", p.enterprise
     from feed_tokens t
       join environments e on e.id = t.environment_id
       join projects p on p.id = e.project_id
-    where t.token_hash = ${hashSecret(token)} and t.revoked_at is null
+    where t.token_hash = ${hash} and t.revoked_at is null
   `;
-  if (!row) throw new ApiError("unauthorized", "feed token is invalid or revoked");
+  if (!row) throw invalidToken();
   return row;
+}
+
+/**
+ * The digest a presented token is looked up by; 401 when none was presented, null when it
+ * cannot be a feed token (no lookup needed to refuse it).
+ */
+function presentedTokenHash(token: string | null | undefined): string | null {
+  if (!token) throw new ApiError("unauthorized", "Authorization: Bearer <feed token> is missing");
+  return token.startsWith(FEED_TOKEN_PREFIX) && plausibleSecret(token) ? hashSecret(token) : null;
+}
+
+function invalidToken(): ApiError {
+  return new ApiError("unauthorized", "feed token is invalid or revoked");
+}
+
+export interface FeedReadAdmission {
+  token: string | null | undefined;
+  /** The project_id of the path, as written. */
+  projectId: string;
+  now: Date;
+  /** Reads per token per window (services/rate_limit.ts). */
+  rateLimit: number;
+  /** Record the read (its rate-limit hit and last-used minute) once admitted. */
+  record: boolean;
+}
+
+/**
+ * A feed read's checks in one statement (feed_admit, migration 00020): 401, 403, 402, then the
+ * rate limit's 503, each thrown as ApiError; once admitted, the read recorded if asked. Call
+ * inside a transaction: the rate limit's lock is held until it ends, and a rejection (here or
+ * later in it) rolls the record back. A rejection aborts the transaction, so statements
+ * pipelined after this one (the page) are not run.
+ */
+export function admitFeedRead(db: Db, a: FeedReadAdmission): Promise<FeedReader> {
+  let hash: string | null;
+  try {
+    hash = presentedTokenHash(a.token);
+  } catch (err) {
+    return Promise.reject(err);
+  }
+  if (hash === null) return Promise.reject(invalidToken());
+  const minute = new Date(Math.floor(a.now.getTime() / 60_000) * 60_000);
+  return db<FeedReader[]>`
+    select token_id as "tokenId", environment_id as "environmentId", enterprise
+    from feed_admit(${hash}, ${parseEnvironmentId(a.projectId)}::int, ${a.now},
+      ${windowStart(a.now)}, ${minute}, ${a.rateLimit}::int, ${a.record})
+  `.then(([row]) => row!, (err) => {
+    throw admissionError(err, a);
+  });
+}
+
+/** feed_admit's rejections as the contract's errors; any other error as it is. */
+function admissionError(err: unknown, a: FeedReadAdmission): unknown {
+  if (!(err instanceof postgres.PostgresError)) return err;
+  switch (err.code) {
+    case "LF401":
+      return invalidToken();
+    case "LF403": {
+      const reader = JSON.parse(err.detail!) as Omit<FeedReader, "tokenId">;
+      try {
+        authorizeFeedRead({ tokenId: 0, ...reader }, a.projectId);
+      } catch (refusal) {
+        return refusal;
+      }
+      return err;
+    }
+    case "LF503":
+      return rateLimitedError(a.rateLimit, new Date(Number(err.detail)), a.now);
+    default:
+      return err;
+  }
 }
 
 /** 403 unless the token reads the environment `projectId` names, then 402 without Enterprise. */
@@ -44,16 +115,4 @@ export function authorizeFeedRead(reader: FeedReader, projectId: string): void {
     );
   }
   assertEnterprise(reader, "the event feed");
-}
-
-/**
- * Records a read at minute granularity: the row is written only when the minute has changed
- * since the last recorded use, not on every request.
- */
-export async function touchFeedToken(db: Db, tokenId: number, now: Date): Promise<void> {
-  const minute = new Date(Math.floor(now.getTime() / 60_000) * 60_000);
-  await db`
-    update feed_tokens set last_used_at = ${minute}
-    where id = ${tokenId} and (last_used_at is null or last_used_at < ${minute})
-  `;
 }

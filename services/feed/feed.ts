@@ -5,12 +5,7 @@ import type { Db, Sql } from "../../db/connect.ts";
 import type { Clock } from "../clock.ts";
 import { ApiError } from "../errors.ts";
 import { FEED_EVENT_TYPES } from "./envelope.ts";
-import {
-  authenticateFeedToken,
-  authorizeFeedRead,
-  type FeedReader,
-  touchFeedToken,
-} from "./auth.ts";
+import { admitFeedRead, type FeedReadAdmission, type FeedReader } from "./auth.ts";
 import {
   comparePoints,
   decodeCursor,
@@ -21,7 +16,7 @@ import {
   withinPage,
 } from "./cursor.ts";
 import { feedRetentionCutoff } from "./retention.ts";
-import { assertUnderRateLimit, recordRateHit } from "../rate_limit.ts";
+import { parseEnvironmentId } from "../projects.ts";
 
 export const DEFAULT_FEED_LIMIT = 100;
 /**
@@ -116,7 +111,11 @@ interface FeedQuery {
  * Authenticates, authorises, rate-limits and reads one page. The checks answer in the
  * contract's order: 401, 403, 402, 503, then 400 for limit, event_types[] and after. A request
  * rejected by any of them changes nothing: the rate-limit hit and last-used stamp are written
- * in one transaction that a rejection rolls back.
+ * in one transaction that a rejection rolls back, and only when the parameters are valid.
+ *
+ * One round trip (without `admit`): BEGIN, the admission (feed_admit, services/feed/auth.ts),
+ * the page's plan settings, the page and COMMIT are sent together on one connection. A rejected
+ * admission aborts the transaction, so the page after it is not read and the COMMIT rolls back.
  */
 export async function readFeedPage(
   sql: Sql,
@@ -125,35 +124,97 @@ export async function readFeedPage(
   admit?: FeedAdmission,
 ): Promise<FeedPage> {
   const now = deps.clock.now();
+  // The parameters are checked first, so that an invalid read is not recorded, but their 400
+  // is thrown only once the token is admitted. A token admitted reads the environment of the
+  // path, so that is the one the cursor must name.
+  const environmentId = parseEnvironmentId(input.projectId);
+  let query: FeedQuery | null = null;
+  let invalid: ApiError | null = null;
+  try {
+    if (environmentId !== null) query = parseFeedQuery(deps.cursorSecret, environmentId, input);
+  } catch (err) {
+    if (!(err instanceof ApiError)) throw err;
+    invalid = err;
+  }
+  const admission: FeedReadAdmission = {
+    token: input.token,
+    projectId: input.projectId,
+    now,
+    rateLimit: deps.config.feedRateLimit,
+    record: query !== null,
+  };
+  const page = admit
+    ? await admitThenRead(sql, deps.cursorSecret, admission, admit, query, invalid)
+    : await readInOneTrip(sql, deps.cursorSecret, admission, query, invalid);
+  // An empty page while committed events wait behind an older transaction: wait for them,
+  // so that an acknowledged event is readable at once. Outside the transaction: it holds a
+  // transaction id, which would hold back the horizon of every other reader waiting here.
+  return page.pendingXid === null || page.events.length > 0
+    ? page
+    : await selectPageAfterHorizon(sql, deps.cursorSecret, environmentId!, query!, now, page);
+}
+
+/** readFeedPage's statements, pipelined on one reserved connection. */
+async function readInOneTrip(
+  sql: Sql,
+  secret: string,
+  admission: FeedReadAdmission,
+  query: FeedQuery | null,
+  invalid: ApiError | null,
+): Promise<FeedPage> {
+  const conn = await sql.reserve();
+  let ended = false;
+  try {
+    // postgres.js sends a query once something waits on it, in the order they were waited on:
+    // each is waited on as soon as it is made, so they go out in this order, in one write.
+    const sent: Promise<unknown>[] = [];
+    const send = <T>(q: Promise<T>): Promise<T> => {
+      q.catch(() => {});
+      sent.push(q);
+      return q;
+    };
+    send(conn`begin`);
+    const reader = send(admitFeedRead(conn, admission));
+    let page: Promise<FeedPage> | null = null;
+    if (query) {
+      send<unknown>(planUnfilteredPageOnce(conn, query.eventTypes));
+      const environmentId = parseEnvironmentId(admission.projectId)!;
+      page = send(selectPage(conn, secret, environmentId, query, admission.now));
+    }
+    send(conn`commit`);
+    ended = true;
+    const settled = await Promise.allSettled(sent);
+    // The admission's refusal first: the statements after it failed only because it did.
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (failed) throw (await reader.then(() => failed.reason, (refusal) => refusal));
+    if (!page) throw invalid!;
+    return await page;
+  } finally {
+    // A transaction left open by a throw before its COMMIT was sent is rolled back here.
+    if (!ended) await conn`rollback`.catch(() => {});
+    conn.release();
+  }
+}
+
+/** readFeedPage with an extra admission (the live tail's) between the checks and the page. */
+async function admitThenRead(
+  sql: Sql,
+  secret: string,
+  admission: FeedReadAdmission,
+  admit: FeedAdmission,
+  query: FeedQuery | null,
+  invalid: ApiError | null,
+): Promise<FeedPage> {
   return await sql.begin(async (tx) => {
-    // What this transaction writes (a rate-limit hit, a last-used minute) may be lost in a
-    // crash without harm, so its commit does not wait for the WAL flush: a read is not a write.
-    // Pipelined with the token lookup, it costs no round trip.
-    const [, reader] = await Promise.all([
-      tx`set local synchronous_commit = off`,
-      authenticateFeedToken(tx, input.token),
-    ]);
-    authorizeFeedRead(reader, input.projectId);
-    await assertUnderRateLimit(tx, reader.tokenId, now, deps.config.feedRateLimit);
-    await admit?.(tx, reader);
-    const query = parseFeedQuery(deps.cursorSecret, reader.environmentId, input);
-    // Admitted: the two writes and the page go out together, in one round trip. The page is
-    // one statement with its own snapshot, taken after every earlier capture committed.
-    const [, , , page] = await Promise.all([
-      recordRateHit(tx, reader.tokenId, now),
-      touchFeedToken(tx, reader.tokenId, now),
+    const reader = await admitFeedRead(tx, admission);
+    await admit(tx, reader);
+    if (!query) throw invalid!;
+    const [, page] = await Promise.all([
       planUnfilteredPageOnce(tx, query.eventTypes),
-      selectPage(tx, deps.cursorSecret, reader.environmentId, query, now),
+      selectPage(tx, secret, reader.environmentId, query, admission.now),
     ]);
-    return { page, environmentId: reader.environmentId, query };
-  }).then(({ page, environmentId, query }) =>
-    // An empty page while committed events wait behind an older transaction: wait for them,
-    // so that an acknowledged event is readable at once. Outside the transaction: it holds a
-    // transaction id, which would hold back the horizon of every other reader waiting here.
-    page.pendingXid === null || page.events.length > 0
-      ? page
-      : selectPageAfterHorizon(sql, deps.cursorSecret, environmentId, query, now, page)
-  );
+    return page;
+  });
 }
 
 /**
@@ -270,13 +331,6 @@ interface PageRow {
   xid: string | null;
   seq: string | null;
   body: string | null;
-  link_id: number | null;
-}
-
-interface EventRow {
-  xid: string;
-  seq: string;
-  body: string;
   link_id: number | null;
 }
 
@@ -408,12 +462,20 @@ export async function selectEnvironmentPage(
     ) c
     offset 0
   `;
+  // The head once, in a row of its own (no position), then the events without it: not the
+  // epoch, horizon and pending check again on each of a thousand rows.
+  const headRow = db`
+    select e.epoch, e.horizon::text, e.pending::text, null::text as xid, null::text as seq,
+      null::text as body, null::int as link_id
+    from e
+    union all
+  `;
   const found = types.length === 0
     ? await db<PageRow[]>`
-      select e.epoch, e.horizon::text, e.pending::text, page.xid::text, page.seq::text,
-        page.body, page.link_id
-      from (${head}) e
-      left join lateral (
+      with e as materialized (${head})
+      ${headRow}
+      select null, null, null, page.xid::text, page.seq::text, page.body, page.link_id
+      from e cross join lateral (
         select xid, seq, body, link_id from feed_events
         where environment_id = ${environmentId}
           and (xid, seq) > (e.after_xid, e.after_seq)
@@ -421,13 +483,13 @@ export async function selectEnvironmentPage(
           and received_at >= ${cutoff}
         order by xid, seq
         limit ${take}
-      ) page on true
+      ) page
     `
     : await db<PageRow[]>`
-      select e.epoch, e.horizon::text, e.pending::text, page.xid::text, page.seq::text,
-        page.body, page.link_id
-      from (${head}) e
-      left join lateral (
+      with e as materialized (${head})
+      ${headRow}
+      select null, null, null, page.xid::text, page.seq::text, page.body, page.link_id
+      from e cross join lateral (
         select typed.xid, typed.seq, typed.body, typed.link_id
         from unnest(${types}::text[]) as t(type)
           cross join lateral (
@@ -441,19 +503,22 @@ export async function selectEnvironmentPage(
           ) typed
         order by typed.xid, typed.seq
         limit ${take}
-      ) page on true
+      ) page
     `;
-  const rows = found.filter((r): r is EventRow & PageRow => r.seq !== null);
+  // The head row is the one without a position; the events come in the page's order.
+  let first: PageRow | undefined;
+  const events: FeedPageEvent[] = [];
+  let more = false;
+  for (const r of found) {
+    if (r.seq === null) first = r;
+    else if (events.length === query.limit) more = true;
+    else events.push({ xid: r.xid!, seq: r.seq, body: r.body!, linkId: r.link_id });
+  }
   return {
-    epoch: found[0]?.epoch ?? "",
-    head: found[0]?.horizon ? { xid: found[0].horizon, seq: "0" } : FEED_START,
-    events: rows.slice(0, query.limit).map((r) => ({
-      xid: r.xid,
-      seq: r.seq,
-      body: r.body,
-      linkId: r.link_id,
-    })),
-    hasMore: rows.length > query.limit,
-    pendingXid: found[0]?.pending ?? null,
+    epoch: first?.epoch ?? "",
+    head: first?.horizon ? { xid: first.horizon, seq: "0" } : FEED_START,
+    events,
+    hasMore: more,
+    pendingXid: first?.pending ?? null,
   };
 }

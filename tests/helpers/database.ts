@@ -54,8 +54,8 @@ export async function createTestDatabase(
 }
 
 /**
- * The same handle, counting every query sent through it (transactions included): tests prove
- * batching by counting, not by guessing.
+ * The same handle, counting every query sent through it (transactions and reserved connections
+ * included): tests prove batching by counting, not by guessing.
  */
 export function countingSql(sql: Sql): { sql: Sql; queries: string[] } {
   const queries: string[] = [];
@@ -68,6 +68,9 @@ export function countingSql(sql: Sql): { sql: Sql; queries: string[] } {
       },
       get(obj, key, receiver) {
         const value = Reflect.get(obj, key, receiver);
+        if (key === "reserve" && typeof value === "function") {
+          return async (...args: unknown[]) => wrap(await value.apply(obj, args));
+        }
         if (key !== "begin" || typeof value !== "function") return value;
         return (...args: unknown[]) => {
           const last = args.length - 1;
