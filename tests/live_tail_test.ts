@@ -278,27 +278,51 @@ async function liveTailSteps(
         }),
       );
       const follow = async (kind: "sse" | "graphql") => {
-        // Each reader its own token: a token's two slots are freed only once the server sees
-        // the previous leg's client leave, which a 503 below would otherwise race.
+        // Each reader its own token. A token's two slots are freed only once the server sees
+        // the previous leg's client leave, so a resume can still find both taken: it is then
+        // refused rate_limited with Retry-After, and retries as a client does (waits counted).
         const own = await createFeedToken(a.url, project.productionId, kind);
         const ownAuth = { Authorization: `Bearer ${own.value}` };
         const seen: string[] = [];
         let after: string | null = null;
         let legs = 0;
+        let waits = 0;
+        const slotsTaken = () => {
+          assert.ok(++waits <= 20, `${kind}: refused rate_limited ${waits} times in a row`);
+          return new Promise((r) => setTimeout(r, 250));
+        };
         while (seen.length < total) {
           legs++;
           // Each leg stops after a few events: a disconnect mid-stream, then a resume.
           const want = Math.min(37, total - seen.length);
           const base = legs % 2 === 0 ? a.url : b.url;
-          const got: { ids: string[]; cursors: string[]; errors?: unknown[] } = kind === "sse"
-            ? await (async () => {
-              const res: Response = await fetch(base + livePath(project.productionId), {
-                headers: after ? { ...ownAuth, "Last-Event-ID": after } : ownAuth,
-              });
-              if (res.status !== 200) assert.fail(`${res.status}: ${await res.text()}`);
-              return await takeEvents(res.body!, want);
-            })()
-            : await takeEdges(base, own.value, project.productionId, after, want);
+          const got: { ids: string[]; cursors: string[]; errors?: unknown[] } | null =
+            kind === "sse"
+              ? await (async () => {
+                const res: Response = await fetch(base + livePath(project.productionId), {
+                  headers: after ? { ...ownAuth, "Last-Event-ID": after } : ownAuth,
+                });
+                if (res.status === 503) {
+                  const body = await res.json();
+                  assert.equal(body.error.code, "rate_limited");
+                  assert.ok(res.headers.get("Retry-After"));
+                  return null;
+                }
+                if (res.status !== 200) assert.fail(`${res.status}: ${await res.text()}`);
+                return await takeEvents(res.body!, want);
+              })()
+              : await takeEdges(base, own.value, project.productionId, after, want);
+          const refused = got === null ||
+            // deno-lint-ignore no-explicit-any
+            (got.ids.length === 0 && (got.errors as any[] | undefined)?.length === 1 &&
+              // deno-lint-ignore no-explicit-any
+              (got.errors as any[])[0].extensions?.code === "RATE_LIMITED");
+          if (refused) {
+            legs--;
+            await slotsTaken();
+            continue;
+          }
+          waits = 0;
           if ("errors" in got) assert.deepEqual(got.errors, []);
           seen.push(...got.ids);
           if (got.cursors.length > 0) after = got.cursors.at(-1)!;
