@@ -322,7 +322,6 @@ async function liveTailSteps(
           const refused = got === null ||
             // deno-lint-ignore no-explicit-any
             (got.ids.length === 0 && (got.errors as any[] | undefined)?.length === 1 &&
-              // deno-lint-ignore no-explicit-any
               ["RATE_LIMITED", ...(onCitus() ? ["UNAVAILABLE"] : [])].includes(
                 // deno-lint-ignore no-explicit-any
                 (got.errors as any[])[0].extensions?.code,
