@@ -121,32 +121,18 @@ export async function recordEvents(
 ): Promise<RecordResult> {
   const receivedAt = ctx.clock.now();
   const unique = withoutRepeatedIds(events);
-  const prepare = (links: Map<string, LinkRef>) =>
-    unique.map((event): StoredEvent => {
+  // Stored whole or not at all (no client ids, no purchases, links known): the counters move
+  // in the statement that stores the events (inOneStatement).
+  const together = inOneStatement(unique, known);
+  const stored = await sql.begin(async (tx) => {
+    const links = together
+      ? new Map(known.map((l) => [l.path, l]))
+      : await resolveLinks(tx, ctx.environment.id, unique, known);
+    const prepared = unique.map((event): StoredEvent => {
       const link = event.link_path == null ? undefined : links.get(event.link_path);
       const eventId = "evt_" + newEventId(receivedAt.getTime());
       return { event, eventId, link, body: envelope(ctx, eventId, event, link) };
     });
-  if (inOneStatement(unique, known)) {
-    // Stored whole or not at all (no client ids): every event moves the counters.
-    const prepared = prepare(new Map(known.map((l) => [l.path, l])));
-    const { inserted, captured } = await sql.begin((tx) =>
-      insertEvents(
-        tx,
-        ctx.environment.id,
-        receivedAt,
-        prepared,
-        ctx.batchKey ?? null,
-        ctx.rollups ?? true,
-        countEvents(prepared),
-      )
-    );
-    if (captured) await announceCapture(sql, ctx.environment.id).catch(() => {});
-    return { accepted: inserted.length, duplicates: events.length - inserted.length };
-  }
-  const stored = await sql.begin(async (tx) => {
-    const links = await resolveLinks(tx, ctx.environment.id, unique, known);
-    const prepared = prepare(links);
     const { inserted, captured } = await insertEvents(
       tx,
       ctx.environment.id,
@@ -154,10 +140,13 @@ export async function recordEvents(
       prepared,
       ctx.batchKey ?? null,
       ctx.rollups ?? true,
+      together ? countEvents(prepared) : null,
     );
-    const deltas = countEvents(inserted);
-    await applyPurchases(tx, ctx.environment.id, inserted, deltas);
-    await applyDeltas(tx, ctx.environment.id, deltas);
+    if (!together) {
+      const deltas = countEvents(inserted);
+      await applyPurchases(tx, ctx.environment.id, inserted, deltas);
+      await applyDeltas(tx, ctx.environment.id, deltas);
+    }
     return { n: inserted.length, captured };
   });
   // A lost wake-up only delays readers until their next poll (see announceCapture): the events
