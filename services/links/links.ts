@@ -306,21 +306,16 @@ export async function getLinkForSdkOrThrow(
   headers: SdkHeaders,
   path: string,
 ): Promise<LinkRow> {
-  const kind = headers.environment == null ? undefined : LINK_ENVIRONMENTS.get(headers.environment);
-  if (!plausibleSecret(headers.projectKey) || kind === undefined || !isLinkPath(path)) {
-    const environment = await authenticateSdk(db, headers, LINK_ENVIRONMENTS);
-    return await getLinkByPathOrThrow(db, environment.id, path);
-  }
+  const trip = oneTrip(headers, path);
+  if (!trip) return await lookupAfterAuthentication(db, headers, path);
   const [row] = await db<LookupRow[]>`
     select l.*, p.link_domain
     from projects p
-      join environments e on e.project_id = p.id and e.kind = ${kind}
+      join environments e on e.project_id = p.id and e.kind = ${trip.kind}
       left join links l on l.environment_id = e.id and l.path = ${path}
-    where p.key_hash = ${hashSecret(headers.projectKey)}
+    where p.key_hash = ${trip.keyHash}
   `;
-  if (!row) throw wrongProjectKey();
-  if (row.id === null) throw notFound("link");
-  return row as LinkRow;
+  return foundLink(row);
 }
 
 /**
@@ -336,28 +331,51 @@ export async function getPlainLinkForSdkOrThrow(
   headers: SdkHeaders,
   path: string,
 ): Promise<LinkRow> {
-  const kind = headers.environment == null ? undefined : LINK_ENVIRONMENTS.get(headers.environment);
-  if (!plausibleSecret(headers.projectKey) || kind === undefined || !isLinkPath(path)) {
-    const environment = await authenticateSdk(db, headers, LINK_ENVIRONMENTS);
-    return await getLinkByPathOrThrow(db, environment.id, path);
-  }
+  const trip = oneTrip(headers, path);
+  if (!trip) return await lookupAfterAuthentication(db, headers, path);
   const [row] = await db<LookupRow[]>`
     select l.id, l.environment_id, l.path, l.title, l.subtitle, l.image, l.show_preview_ios,
       l.show_preview_android, l.tracking_campaign, l.tracking_source, l.tracking_medium,
       l.sdk_generated, l.generated_from_platform, l.active, l.archived, l.max_views,
       l.expired_url, p.link_domain
     from projects p
-      join environments e on e.project_id = p.id and e.kind = ${kind}
+      join environments e on e.project_id = p.id and e.kind = ${trip.kind}
       left join links l on l.environment_id = e.id and l.path = ${path}
-    where p.key_hash = ${hashSecret(headers.projectKey)}
+    where p.key_hash = ${trip.keyHash}
   `;
-  if (!row) throw wrongProjectKey();
-  if (row.id === null) throw notFound("link");
-  return row as LinkRow;
+  return foundLink(row);
 }
 
 /** A lookup's row: the link's, or nulls when the key is right and there is no such link. */
 type LookupRow = LinkRow | { [K in keyof LinkRow]: null };
+
+/**
+ * What a one-trip lookup joins on (the environment kind, the key's hash), or null when anything
+ * is unusual (no key, a bad ENVIRONMENT, a path that cannot be a link):
+ * lookupAfterAuthentication answers then.
+ */
+function oneTrip(headers: SdkHeaders, path: string) {
+  const kind = headers.environment == null ? undefined : LINK_ENVIRONMENTS.get(headers.environment);
+  if (!plausibleSecret(headers.projectKey) || kind === undefined || !isLinkPath(path)) return null;
+  return { kind, keyHash: hashSecret(headers.projectKey) };
+}
+
+/** The lookup through authenticateSdk, with every other SDK endpoint's answers and order. */
+async function lookupAfterAuthentication(
+  db: Db,
+  headers: SdkHeaders,
+  path: string,
+): Promise<LinkRow> {
+  const environment = await authenticateSdk(db, headers, LINK_ENVIRONMENTS);
+  return await getLinkByPathOrThrow(db, environment.id, path);
+}
+
+/** A one-trip lookup's answer: no row is a wrong key (401), a row of nulls a missing link. */
+function foundLink(row: LookupRow | undefined): LinkRow {
+  if (!row) throw wrongProjectKey();
+  if (row.id === null) throw notFound("link");
+  return row as LinkRow;
+}
 
 /** The link at `path` in the environment, active or not, or 404 `not_found`. */
 export async function getLinkByPathOrThrow(
