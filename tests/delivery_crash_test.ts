@@ -11,12 +11,16 @@ import { systemClock } from "../services/clock.ts";
 import { MAX_BATCH_EVENTS } from "../services/destinations/delivery.ts";
 import { sleep } from "./helpers/feed.ts";
 import { startPrivatePostgres } from "./helpers/private_postgres.ts";
-import { deliveryWorker, eventsOf, startReceiver } from "./helpers/receiver.ts";
-import { ingest } from "./helpers/sdk.ts";
-import { adminHeaders, call, createProject, serveApp } from "./helpers/server.ts";
+import {
+  deliveryWorker,
+  destinationWithEvents,
+  eventsOf,
+  startReceiver,
+} from "./helpers/receiver.ts";
+import { adminHeaders, call, serveApp } from "./helpers/server.ts";
 import type { TestDatabase } from "./helpers/database.ts";
 
-const EVENTS = 1_000; // ten batches
+const EVENTS = 1_050;
 
 async function until(what: string, done: () => boolean | Promise<boolean>, ms = 60_000) {
   const deadline = Date.now() + ms;
@@ -64,28 +68,13 @@ Deno.test("a PostgreSQL crash mid-delivery: the batches whose records it undid c
     backoffCapMs: 200,
   });
   try {
-    const p = await createProject(srv.url);
-    const created = await call(srv.url, "POST", `/api/v1/projects/${p.productionId}/destinations`, {
-      headers: adminHeaders,
-      body: { url: receiver.url + "/hook" },
-    });
-    assert.equal(created.status, 201);
-    for (let b = 0; b < EVENTS / 250; b++) {
-      await ingest(
-        srv.url,
-        p.key,
-        "production",
-        Array.from({ length: 250 }, (_, i) => ({
-          type: "open",
-          occurred_at: new Date().toISOString(),
-          user: { id: `u${b * 250 + i}` },
-        })),
-      );
-    }
-    const feed = (await srv.sql<{ id: string }[]>`
-      select body::json->>'id' as id from feed_events
-      where environment_id = ${p.productionId} order by xid, seq
-    `).map((r) => r.id);
+    // Seven captures of 150 events: eleven batches.
+    const { projectId, ids: feed } = await destinationWithEvents(
+      srv,
+      systemClock,
+      receiver.url + "/hook",
+      EVENTS / 150,
+    );
     assert.equal(feed.length, EVENTS);
 
     worker.start();
@@ -112,7 +101,7 @@ Deno.test("a PostgreSQL crash mid-delivery: the batches whose records it undid c
       `${sent} events delivered for ${EVENTS}: no record of an answered batch was undone`,
     );
     await until("nothing pending", async () => {
-      const list = await call(srv.url, "GET", `/api/v1/projects/${p.productionId}/destinations`, {
+      const list = await call(srv.url, "GET", `/api/v1/projects/${projectId}/destinations`, {
         headers: adminHeaders,
       });
       return list.body.destinations?.[0]?.pending === 0;
