@@ -21,6 +21,10 @@ import {
 } from "./helpers/server.ts";
 
 async function checkPage(page: Page, name: string): Promise<void> {
+  // A click that navigates returns once the navigation has started: the new page's load is
+  // waited for here, or the checks below can run while its document is still being created
+  // (seen once in CI: `document.documentElement` was null).
+  await page.waitForLoadState("load");
   const unlabelled = await page.evaluate(() =>
     [...document.querySelectorAll("input:not([type=hidden]), textarea, select")]
       .filter((el) =>
