@@ -162,9 +162,21 @@ export const OPENAPI_DOCUMENT = {
         operationId: "getProjectMetrics",
         summary: "Lifetime metrics of the active links, by views",
         security: sdkSecurity,
-        parameters: [environment(METRICS_ENVIRONMENTS)],
+        parameters: [
+          environment(METRICS_ENVIRONMENTS),
+          {
+            name: "If-None-Match",
+            in: "header",
+            description: "an ETag of an earlier answer: 304 while the metrics are unchanged",
+            schema: { type: "string" },
+          },
+        ],
         responses: {
-          200: ok("Metrics", { type: "array", items: ref("LinkMetrics") }),
+          200: {
+            ...ok("Metrics", { type: "array", items: ref("LinkMetrics") }),
+            headers: { ETag: { description: "the answer's tag", schema: { type: "string" } } },
+          },
+          304: { description: "Not modified (If-None-Match names the current ETag)" },
           400: error("ENVIRONMENT is not production or test"),
           401: error("PROJECT-KEY missing or unknown"),
         },
@@ -694,8 +706,9 @@ export const OPENAPI_DOCUMENT = {
         responses: {
           201: ok("Every row stored", object({ imported: { type: "integer" } })),
           400: {
-            description: "Bad rows (each by row and field) or a bad header; nothing stored",
-            content: { [json]: { schema: ref("ImportRefused") } },
+            description: "Bad rows (each by row and field) or a bad header (ImportRefused), or " +
+              "a Content-Type other than text/csv (Error); nothing stored",
+            content: { [json]: { schema: { anyOf: [ref("ImportRefused"), ref("Error")] } } },
           },
           ...adminRefusals,
           404: error("No such project_id"),
@@ -1046,3 +1059,14 @@ export const OPENAPI_DOCUMENT = {
     },
   },
 };
+
+// rest/middleware.ts refuses any body over 1 MiB on every method but GET and HEAD (the links
+// import has a limit of its own), before the route is reached: every such operation says so.
+for (const operations of Object.values(OPENAPI_DOCUMENT.paths)) {
+  for (const [method, operation] of Object.entries(operations)) {
+    const responses = (operation as { responses: Record<string, unknown> }).responses;
+    if (method !== "get" && !("413" in responses)) {
+      responses[413] = error("Body over 1 MiB");
+    }
+  }
+}

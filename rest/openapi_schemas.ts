@@ -54,7 +54,7 @@ export const linkSchema = z.object({
   generated_from_platform: z.string(),
   data: z.record(z.string(), z.unknown()),
   sdk_generated: z.boolean(),
-  tags: z.array(z.unknown()),
+  tags: z.array(z.string()),
   active: z.boolean(),
   tracking_campaign: z.string().nullable(),
   tracking_source: z.string().nullable(),
@@ -96,7 +96,7 @@ export const linkMetricsSchema = z.object({
   title: z.string(),
   active: z.boolean(),
   sdk_generated: z.boolean(),
-  tags: z.array(z.unknown()),
+  tags: z.array(z.string()),
   // The contract lets an item without a campaign leave the field out (never null).
   tracking_campaign: z.string().optional().meta({ description: "absent without a campaign" }),
   total_views: total,

@@ -280,7 +280,7 @@ export async function listProjects(
   // The search is a substring, not a pattern: LIKE's own wildcards are escaped.
   const pattern = "%" + search.replace(/[\\%_]/g, (c) => "\\" + c) + "%";
   const rows = await db<ProjectRow[]>`
-    select p.id, p.hashid, p.name, p.enterprise, p.created_at,
+    select p.id, p.hashid, p.name, p.enterprise, p.created_at, p.link_domain, p.apps,
       (select id from environments where project_id = p.id and kind = 'production') as production_id,
       (select id from environments where project_id = p.id and kind = 'test') as test_id
     from projects p

@@ -59,7 +59,7 @@ function toNewLink(row: ImportRow): ManagedNewLink {
     subtitle: row.subtitle,
     image: row.image,
     data: row.data as Record<string, unknown> | undefined,
-    tags: row.tags as unknown[] | undefined,
+    tags: row.tags,
     ios_custom_redirect: redirect(row.ios_url, row.ios_open_app),
     android_custom_redirect: redirect(row.android_url, row.android_open_app),
     desktop_custom_redirect: redirect(row.desktop_url, undefined),
