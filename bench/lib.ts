@@ -10,7 +10,8 @@ import { systemClock } from "../services/clock.ts";
 import { recordEvents } from "../services/events.ts";
 import { createFeedToken } from "../services/feed/tokens.ts";
 import { createLink, type LinkRow } from "../services/links/links.ts";
-import { createProject } from "../services/projects.ts";
+import { createProject, updateProject } from "../services/projects.ts";
+import { MAX_SDK_WRITES } from "../services/sdk_limits.ts";
 import { createLogger } from "../services/log.ts";
 import { hashSecret } from "../services/secrets.ts";
 import { ViewRecorder } from "../services/view_recorder.ts";
@@ -299,6 +300,11 @@ export async function seedSdkLink(sql: Sql) {
     { name: "bench", enterprise: true },
     CLI_AUDIT,
   );
+  // The SDK write limits stay on, counted as on every write, but as high as a project may set
+  // them: a load test sends far more than an app does.
+  await updateProject(sql, project.id, {
+    sdk_limits: { per_key: MAX_SDK_WRITES, per_address: MAX_SDK_WRITES },
+  }, CLI_AUDIT);
   const envId = project.environments.production.project_id;
   const link = await createLink(sql, envId, {
     title: "Bench link",

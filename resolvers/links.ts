@@ -9,7 +9,12 @@ import {
   PLAIN_LINK_COLUMNS,
 } from "../services/links/links.ts";
 import { type LinkMetricsNode, projectMetricsForGraphQL } from "../services/metrics.ts";
-import { authenticateSdk, LINK_ENVIRONMENTS, METRICS_ENVIRONMENTS } from "../services/sdk_auth.ts";
+import {
+  admitSdkWrite,
+  authenticateSdk,
+  LINK_ENVIRONMENTS,
+  METRICS_ENVIRONMENTS,
+} from "../services/sdk_auth.ts";
 import type { GraphQLContext } from "./context.ts";
 import { camelPath, withGraphQLNames } from "./errors.ts";
 import { selectedLinkFields } from "./loaders.ts";
@@ -91,7 +96,13 @@ export async function generateLink(
   input: GenerateLinkArgs,
 ): Promise<{ url: string; link: LinkNode }> {
   const { sql, config, clock } = ctx.deps;
-  const environment = await authenticateSdk(sql, ctx.sdk, LINK_ENVIRONMENTS);
+  // A write: counted against the project key's limits, as REST's generate_link.
+  const environment = await admitSdkWrite(sql, ctx.sdk, LINK_ENVIRONMENTS, {
+    address: ctx.clientAddress,
+    weight: 1,
+    now: clock.now(),
+    logger: ctx.deps.logger,
+  });
   // Validated with REST's rules; errors name the field as the client sent it (`input.…`).
   const parse = () =>
     Promise.resolve().then(() =>

@@ -79,6 +79,21 @@ const adminRefusals = {
     },
   },
 };
+/** An SDK write over the project key's limits (services/sdk_limits.ts). */
+const sdkWriteLimited = {
+  503: {
+    ...error(
+      "More SDK writes (links and events) in the last 60 s than the project allows for its key " +
+        "or for this address (rate_limited), or the database is unreachable",
+    ),
+    headers: {
+      "Retry-After": {
+        description: "With rate_limited: seconds until the write would fit",
+        schema: { type: "integer", minimum: 1 },
+      },
+    },
+  },
+};
 /** The only 4xx a route without input can give: the HTTP server refuses the request itself. */
 const malformedRequest = { $ref: "#/components/responses/MalformedRequest" };
 const eventTypesParam = {
@@ -140,6 +155,7 @@ export const OPENAPI_DOCUMENT = {
           200: ok("The link's short URL", object({ link: { type: "string" } })),
           400: error("Malformed JSON, a field of the wrong shape, or a bad ENVIRONMENT"),
           401: error("PROJECT-KEY missing or unknown"),
+          ...sdkWriteLimited,
         },
       },
     },
@@ -197,6 +213,7 @@ export const OPENAPI_DOCUMENT = {
           400: error("An invalid event (the message names index and field)"),
           401: error("PROJECT-KEY missing or unknown"),
           413: error("Body over 1 MiB"),
+          ...sdkWriteLimited,
         },
       },
     },
@@ -321,9 +338,10 @@ export const OPENAPI_DOCUMENT = {
       },
       patch: {
         operationId: "updateProject",
-        summary: "Rename, grant or withdraw Enterprise, set the link domain and apps",
-        description: "For link_domain, apps.ios and apps.android: absent leaves the setting, " +
-          "null removes it, a value replaces it. A domain used by another project, or any " +
+        summary: "Rename, grant or withdraw Enterprise, set the link domain, apps and SDK limits",
+        description: "For link_domain, apps.ios, apps.android, sdk_limits.per_key and " +
+          "sdk_limits.per_address: absent leaves the setting, null removes it (a limit returns " +
+          "to its default), a value replaces it. A domain used by another project, or any " +
           "malformed value, is 400 invalid_field naming the field, and nothing changes.",
         security: adminSecurity,
         parameters: [pathParam("hashid")],

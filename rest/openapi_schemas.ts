@@ -157,6 +157,13 @@ export const projectSchema = z.object({
     description: "host name the project's links are served on (null: LINK_BASE_URL's host)",
   }),
   apps: z.object({ ios: iosApp.optional(), android: androidApp.optional() }),
+  sdk_limits: z.object({
+    per_key: z.int().meta({ description: "SDK writes a minute for the project key" }),
+    per_address: z.int().meta({ description: "SDK writes a minute from one client address" }),
+  }).meta({
+    description: "What the project key may write a minute (a link or an event each); over a " +
+      "limit SDK writes answer 503 rate_limited",
+  }),
 });
 const _project: Same<z.output<typeof projectSchema>, Project> = true;
 

@@ -83,6 +83,7 @@ const REST_EQUIVALENTS: Record<string, string> = {
   "Mutation.deleteDestination": "DELETE /api/v1/projects/:project_id/destinations/:destination_id",
   "Mutation.createApiKey": "POST /api/v1/projects/:project_id/api_keys",
   "Mutation.revokeApiKey": "DELETE /api/v1/projects/:project_id/api_keys/:key_id",
+  "Mutation.setSdkLimits": "PATCH /api/v1/admin/projects/:hashid",
 };
 
 Deno.test("every admin mutation and list needs exactly what its REST route needs", () => {
@@ -245,6 +246,11 @@ const DRIVERS: Record<AdminField, Driver> = {
   "Mutation.revokeApiKey": {
     doc: `mutation($id: ID!, $target: ID!) { revokeApiKey(projectId: $id, id: $target) }`,
     fresh: async () => ({ target: await freshKey() }),
+    change: true,
+  },
+  "Mutation.setSdkLimits": {
+    doc: `mutation($id: ID!) { setSdkLimits(projectId: $id, input: { perAddress: 20000 }) {
+      sdkLimits { perAddress } } }`,
     change: true,
   },
 };
