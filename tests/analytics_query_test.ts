@@ -252,6 +252,39 @@ async function assertEveryShape() {
     });
     assert.ok(Object.values(all.totals).some((v) => v !== 0), `${dimension}=${value}`);
   }
+  // Two filters at once: both hold, whether or not each alone could be answered from the
+  // margins, broken down by neither, by one of them, or by another dimension.
+  const pairs = [
+    [["country", "DE"], ["platform", "ios"]],
+    [["os", "iOS 18"], ["event_name", "buy"]],
+    [["country", "DE"], ["campaign", "spring"]],
+    [["platform", "ios"], ["link", paths[0]!]],
+  ] as const;
+  for (const [[d1, v1], [d2, v2]] of pairs) {
+    for (const group_by of [null, d1, "browser"]) {
+      const params: Record<string, string> = {
+        ...RANGE,
+        tz: rnd.pick(ZONES),
+        metrics: METRICS.join(","),
+        [`filter[${d1}]`]: v1,
+        [`filter[${d2}]`]: v2,
+      };
+      if (group_by) params.group_by = group_by;
+      const both = await assertMatchesRaw(params);
+      // Something to tell the two apart: each filter alone counts more than both together.
+      const first = await assertMatchesRaw({
+        ...RANGE,
+        metrics: METRICS.join(","),
+        [`filter[${d1}]`]: v1,
+      });
+      if (group_by === null) {
+        assert.ok(
+          Object.keys(first.totals).some((m) => first.totals[m] !== both.totals[m]),
+          `${d1}=${v1} and ${d2}=${v2}`,
+        );
+      }
+    }
+  }
   for (const group_by of DIMENSIONS) {
     await assertMatchesRaw({
       ...RANGE,
