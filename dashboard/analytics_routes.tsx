@@ -9,7 +9,7 @@ import {
   type Dimension,
   queryAnalytics,
 } from "../services/analytics/query.ts";
-import { csvText } from "../services/csv_cells.ts";
+import { csvText } from "../infra/csv_cells.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { ApiError, ERROR_STATUS } from "../services/errors.ts";
 import { getDashboardLink } from "../services/links/dashboard.ts";

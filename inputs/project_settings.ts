@@ -2,7 +2,7 @@
 // take them. Every format is checked here, before anything is stored: these values end up in
 // the association files Apple and Google read, in redirect URLs and in HTML.
 import { z } from "zod";
-import { MAX_SDK_WRITES, MIN_SDK_WRITES } from "../services/sdk_limits.ts";
+import { MAX_SDK_WRITES, MIN_SDK_WRITES } from "../services/projects/sdk_limits.ts";
 
 /** Schemes an app must not claim: web and browser-internal ones, or script in disguise. */
 const FORBIDDEN_SCHEMES = new Set([

@@ -16,12 +16,12 @@ import {
   parseEnvironmentId,
   type Project,
   updateProject,
-} from "../services/projects.ts";
+} from "../services/projects/projects.ts";
 import { sdkLimitsInput } from "../inputs/project_settings.ts";
 import type { AdminField } from "../services/access/graphql_fields.ts";
 import { authorizeField, graphqlAudit } from "./authorize.ts";
 import type { GraphQLContext } from "./context.ts";
-import { camelPath, withGraphQLNames } from "./errors.ts";
+import { camelPath, withGraphQLNames } from "../graphql/errors.ts";
 import { type LinkNode, linkNode } from "./nodes.ts";
 
 export interface EnvironmentNode {

@@ -4,7 +4,7 @@
 // import go through it end to end in links_csv_test.ts and links_dashboard_test.ts.
 import assert from "node:assert/strict";
 import { parse } from "csv-parse/sync";
-import { cellText, csvText, safeCell } from "../services/csv_cells.ts";
+import { cellText, csvText, safeCell } from "../infra/csv_cells.ts";
 import { analyticsCsv } from "../dashboard/analytics_routes.tsx";
 
 const runsAsFormula = (cell: string) =>

@@ -15,12 +15,12 @@ import {
   serveApp,
   startTestServer,
 } from "./helpers/server.ts";
-import { createLogger } from "../services/log.ts";
+import { createLogger } from "../infra/log.ts";
 import { purgeExpired } from "../services/feed/retention.ts";
 import {
   DEFAULT_SDK_WRITES_PER_ADDRESS,
   DEFAULT_SDK_WRITES_PER_KEY,
-} from "../services/sdk_limits.ts";
+} from "../services/projects/sdk_limits.ts";
 
 const clock = new ManualClock("2026-05-01T10:00:00Z");
 const lines: string[] = [];
