@@ -262,7 +262,6 @@ Deno.test("every dashboard page and form: each role is allowed or refused as the
   const dashboard = routes.filter((r) => r.path.startsWith("/dashboard"));
   assert.ok(dashboard.length >= 40, `${dashboard.length} routes`);
   for (const r of dashboard) {
-    const permission = EXPECTED_ACCESS[r.operation];
     const key = `${r.method} ${r.path}`;
     for (const s of sessions) {
       const url = concrete(r.path, project.hashid, await linkFor(key));
