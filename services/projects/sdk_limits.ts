@@ -2,7 +2,7 @@
 // extract it: without a bound, a script could create links and send events until the database
 // is full and every metric meaningless. An SDK write (generate_link, REST or GraphQL: one link;
 // /events: one per event of the batch) is counted per project key and per client address over a
-// sliding minute, in PostgreSQL (sdk_admit, migration 00021), so the limits hold across
+// sliding minute, in PostgreSQL (sdk_admit, migration 00022_conform), so the limits hold across
 // instances. Over either limit the write is refused with 503 rate_limited and Retry-After (the
 // SDK API's 5xx: clients retry with backoff), and counted. Link lookups, metrics and the link
 // host are reads, and are not limited by key.
