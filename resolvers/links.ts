@@ -99,6 +99,7 @@ export async function generateLink(
   // A write: counted against the project key's limits, as REST's generate_link.
   const environment = await admitSdkWrite(sql, ctx.sdk, LINK_ENVIRONMENTS, {
     address: ctx.clientAddress,
+    secret: ctx.deps.cursorSecret,
     weight: 1,
     now: clock.now(),
     logger: ctx.deps.logger,

@@ -54,6 +54,7 @@ export function sdkRoutes(deps: AppDeps): Hono<AppEnv> {
   const admitWrite = (c: Context<AppEnv>, weight: number) =>
     admitSdkWrite(sql, headers(c), LINK_ENVIRONMENTS, {
       address: clientAddress(c, config.trustProxy),
+      secret: deps.cursorSecret,
       weight,
       now: clock.now(),
       logger: deps.logger,

@@ -125,6 +125,11 @@ Deno.test("events over the per-address limit: 503 rate_limited with Retry-After,
     ["address", 2000, 1],
   ]);
   assert.ok(!lines.some((l) => l.includes("203.0.113.7") || l.includes("2001:db8")));
+  // Nor in the database: the address is counted under a keyed digest.
+  const [kept] = await srv.sql<{ n: number }[]>`
+    select count(*)::int as n from sdk_rate_counts
+    where address like '%203.0.113%' or address like '%2001:db8%'`;
+  assert.equal(kept!.n, 0);
   // Refused requests do not count: a minute later the address writes again.
   clock.advance(60_000);
   assertError(await send(p.key, 1000, a), 503, "rate_limited");

@@ -1,4 +1,5 @@
 // The SDK headers (PROJECT-KEY, ENVIRONMENT), shared by the REST SDK API and GraphQL.
+import { createHmac } from "node:crypto";
 import type { Db } from "../../db/connect.ts";
 import { limitKey } from "./admin_token_limit.ts";
 import { ApiError } from "../errors.ts";
@@ -56,11 +57,23 @@ export async function authenticateSdk(
 export interface SdkWrite {
   /** The client's address (inputs/headers.ts clientAddress). */
   address: string;
+  /** The instance's shared secret (AppDeps.cursorSecret) the address is counted under. */
+  secret: string;
   /** What the write counts for: 1 a link, the number of events of a batch. */
   weight: number;
   now: Date;
   /** Refusals are logged here, counted (the 1st, 10th, 100th, … of a scope's minute). */
   logger: Logger;
+}
+
+/**
+ * The address as it is counted: a digest keyed with the instance's secret (an IPv6 address as
+ * its /64), never the address itself. The service keeps no client address anywhere, and an
+ * unkeyed digest of an IPv4 address could be reversed by trying all of them.
+ */
+function addressDigest(write: SdkWrite): string {
+  return createHmac("sha256", write.secret).update(limitKey(write.address)).digest("base64url")
+    .slice(0, 22);
 }
 
 interface Admission extends Environment {
@@ -92,7 +105,7 @@ export async function admitSdkWrite(
   const [row] = await db<Admission[]>`
     select id, kind, project_id as "projectId", hashid, enterprise, refused_scope, refused_limit,
       retry_after, refused_count
-    from sdk_admit(${hashSecret(headers.projectKey)}, ${kind}, ${limitKey(write.address)},
+    from sdk_admit(${hashSecret(headers.projectKey)}, ${kind}, ${addressDigest(write)},
       ${write.now}, ${weight}::int, ${DEFAULT_SDK_WRITES_PER_KEY}::int,
       ${DEFAULT_SDK_WRITES_PER_ADDRESS}::int)
   `;

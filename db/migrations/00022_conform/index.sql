@@ -6,8 +6,9 @@
 alter table projects add column if not exists sdk_writes_per_key integer;
 alter table projects add column if not exists sdk_writes_per_address integer;
 
--- One row per project, scope (address '': the whole key; else the client's address, an IPv6
--- one as its /64), minute and slot. The slot is the writing connection's (its backend pid
+-- One row per project, scope (address '': the whole key; else a digest of the client's address,
+-- an IPv6 one as its /64, keyed with the instance's secret: no address is stored), minute and
+-- slot. The slot is the writing connection's (its backend pid
 -- modulo 64): connections never wait for each other's row, and a window's count is the sum of
 -- its slots. Rows of past windows are purged by the retention pass (services/feed/retention.ts).
 create table if not exists sdk_rate_counts (
