@@ -19,7 +19,7 @@ import { ROLES } from "../services/access/permissions.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { ApiError } from "../services/errors.ts";
 import { getProjectOrThrow } from "../services/projects.ts";
-import type { PageKit } from "./destination_routes.tsx";
+import { type PageKit, sentence } from "./kit.tsx";
 import { formText } from "./forms.ts";
 import { envBase } from "./layout.tsx";
 import {
@@ -31,12 +31,6 @@ import {
   RevokeApiKeyPage,
 } from "./pages/access.tsx";
 import { auditOf, BASE, type DashboardEnv, isHttps, SESSION_COOKIE } from "./security.ts";
-
-/** A service's message as a sentence: capitalised, with one full stop. */
-function sentence(message: string): string {
-  const text = message.charAt(0).toUpperCase() + message.slice(1);
-  return /[.!?]$/.test(text) ? text : `${text}.`;
-}
 
 export function accessPages(
   app: Hono<DashboardEnv>,
