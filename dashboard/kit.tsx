@@ -9,8 +9,8 @@ import {
   type Environment,
   getEnvironmentOrThrow,
   getProjectOrThrow,
-} from "../services/projects.ts";
-import type { Session } from "../services/sessions.ts";
+} from "../services/projects/projects.ts";
+import type { Session } from "../services/access/sessions.ts";
 import type { DashboardEnv } from "./security.ts";
 
 /** A project's or feed token's name, as its form takes it. */

@@ -10,7 +10,7 @@ import {
   listProjects,
   regenerateProjectKey,
   updateProject,
-} from "../services/projects.ts";
+} from "../services/projects/projects.ts";
 import { formText } from "./forms.ts";
 import { nameInput, type PageKit } from "./kit.tsx";
 import { ProjectPage, ProjectsPage, RegenerateKeyPage } from "./pages/projects.tsx";

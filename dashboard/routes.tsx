@@ -5,7 +5,7 @@
 import { Hono } from "hono";
 import type { AppDeps } from "../services/deps.ts";
 import { classifyError, ERROR_STATUS } from "../services/errors.ts";
-import { describeError } from "../services/log.ts";
+import { describeError } from "../infra/log.ts";
 import { accessPages } from "./access_routes.tsx";
 import { analyticsPages } from "./analytics_routes.tsx";
 import { getAsset } from "./assets.ts";

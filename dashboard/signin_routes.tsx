@@ -16,7 +16,12 @@ import {
 } from "../services/access/oidc.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { ApiError } from "../services/errors.ts";
-import { signIn, signInWithPassword, signOut, startAccountSession } from "../services/sessions.ts";
+import {
+  signIn,
+  signInWithPassword,
+  signOut,
+  startAccountSession,
+} from "../services/access/sessions.ts";
 import { formText } from "./forms.ts";
 import { page, sentence } from "./kit.tsx";
 import { ErrorPage } from "./pages/error.tsx";

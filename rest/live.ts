@@ -3,7 +3,7 @@ import { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import { bearerToken } from "../inputs/headers.ts";
 import { writeLiveEvents } from "../services/feed/live_sse.ts";
-import type { LiveTails } from "../services/live_tail.ts";
+import type { LiveTails } from "../services/feed/live_tail.ts";
 import type { AppEnv } from "./deps.ts";
 
 export function liveRoutes(live: LiveTails): Hono<AppEnv> {

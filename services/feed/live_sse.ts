@@ -1,8 +1,8 @@
-// A live stream (services/live_tail.ts) written as Server-Sent Events: the one loop behind the
+// A live stream (services/feed/live_tail.ts) written as Server-Sent Events: the one loop behind the
 // REST route (rest/live.ts) and the dashboard's live page (dashboard/live_routes.tsx). The
 // transport opens the stream (its checks answer before anything is sent) and hands this loop
 // its SSE writer; the writer is described by shape, so services import no HTTP framework.
-import type { LiveStream } from "../live_tail.ts";
+import type { LiveStream } from "./live_tail.ts";
 
 /** A comment line this often keeps proxies from closing an idle stream. */
 export const KEEPALIVE_MS = 15_000;
