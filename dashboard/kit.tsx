@@ -1,10 +1,12 @@
 // What the dashboard's page modules share: the page renderer, the environment loader, the name
-// field of projects and tokens, and the wording of service messages. routes.tsx makes one kit and lends it to each area.
+// field of projects and tokens, and the wording of service messages. routes.tsx makes one kit
+// and lends it to each area.
 import type { Context } from "hono";
 import { html } from "hono/html";
 import type { HtmlEscapedString } from "hono/utils/html";
 import { text } from "../inputs/common.ts";
 import type { AppDeps } from "../services/deps.ts";
+import { accessPath } from "../services/links/links.ts";
 import {
   type Environment,
   getEnvironmentOrThrow,
@@ -24,6 +26,11 @@ export interface EnvContext {
   session: Session;
   env: Environment;
   projectName: string;
+  /**
+   * The URL people open for the link at `path`: on the project's link domain when it has one,
+   * as the API's `access_path` and the QR code give it.
+   */
+  linkUrl: (path: string) => string;
 }
 
 export interface PageKit {
@@ -43,7 +50,9 @@ export function pageKit(deps: AppDeps): PageKit {
     async loadEnv(c) {
       const env = await getEnvironmentOrThrow(deps.sql, c.req.param("project_id") ?? "");
       const project = await getProjectOrThrow(deps.sql, env.hashid);
-      return { session: c.get("session"), env, projectName: project.name };
+      const linkUrl = (path: string) =>
+        accessPath(deps.config.linkBaseUrl, { path, link_domain: project.link_domain });
+      return { session: c.get("session"), env, projectName: project.name, linkUrl };
     },
   };
 }

@@ -7,7 +7,6 @@ import { linkListQuery } from "../inputs/dashboard.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { ApiError } from "../services/errors.ts";
 import { getDashboardLink, listDashboardLinks } from "../services/links/dashboard.ts";
-import { accessPath } from "../services/links/links.ts";
 import { createManagedLink, deleteLink, updateLink } from "../services/links/manage.ts";
 import { analyticsPanel } from "./analytics_routes.tsx";
 import {
@@ -55,7 +54,6 @@ export async function linksPage(
       search={query.q ?? ""}
       state={query.state ?? ""}
       page={result}
-      linkBaseUrl={deps.config.linkBaseUrl}
       {...outcome}
     />,
     outcome.importReport ? 400 : 200,
@@ -67,7 +65,7 @@ export async function linksPage(
  * (link_csv_routes.tsx) are registered first: export.csv is not a link's path.
  */
 export function linkPages(app: Hono<DashboardEnv>, deps: AppDeps, kit: PageKit): void {
-  const { sql, clock, config } = deps;
+  const { sql, clock } = deps;
   const { loadEnv } = kit;
 
   // GET /dashboard/environments/:project_id – the environment's first page, its links
@@ -141,7 +139,6 @@ export function linkPages(app: Hono<DashboardEnv>, deps: AppDeps, kit: PageKit):
       c,
       <LinkPage
         {...ctx}
-        linkBaseUrl={config.linkBaseUrl}
         notice={notice}
         analytics={panel.props}
       />,
@@ -204,7 +201,7 @@ export function linkPages(app: Hono<DashboardEnv>, deps: AppDeps, kit: PageKit):
   // GET /dashboard/environments/:project_id/links/:path/delete – asks before deleting
   app.get("/environments/:project_id/links/:path/delete", async (c) => {
     const ctx = await loadLink(c);
-    return page(c, <DeleteLinkPage {...ctx} linkBaseUrl={config.linkBaseUrl} />);
+    return page(c, <DeleteLinkPage {...ctx} />);
   });
 
   // POST /dashboard/environments/:project_id/links/:path/delete – the link and its counters go
@@ -216,8 +213,8 @@ export function linkPages(app: Hono<DashboardEnv>, deps: AppDeps, kit: PageKit):
 
   // GET /dashboard/environments/:project_id/links/:path/qr.svg – the QR code (download=1 saves)
   app.get("/environments/:project_id/links/:path/qr.svg", async (c) => {
-    const { link } = await loadLink(c);
-    const svg = renderSVG(accessPath(config.linkBaseUrl, link), { border: 2 });
+    const { link, linkUrl } = await loadLink(c);
+    const svg = renderSVG(linkUrl(link.path), { border: 2 });
     const headers: Record<string, string> = {
       "Content-Type": "image/svg+xml; charset=utf-8",
       "Cache-Control": "private, no-cache",
