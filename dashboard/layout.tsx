@@ -316,6 +316,14 @@ export function formatDate(iso: string | Date | null): string {
   return d.toISOString().slice(0, 16).replace("T", " ") + " UTC";
 }
 
+/** A moment as the dashboard writes it, kept on one line (tables scroll rather than stack it). */
+export function When(props: { at: string | Date | null }) {
+  const at = props.at;
+  if (at === null) return <>never</>;
+  const iso = typeof at === "string" ? at : at.toISOString();
+  return <time class="when" datetime={iso}>{formatDate(at)}</time>;
+}
+
 export function formatNumber(n: number): string {
   return n.toLocaleString("en-US");
 }

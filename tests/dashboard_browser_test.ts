@@ -225,8 +225,6 @@ Deno.test({
       await page.reload();
       assert.match(await page.textContent(".stats") ?? "", /Views\s*2/);
       await checkPage(page, "12-link");
-      // The README's picture: one desktop viewport of a link's page.
-      await page.screenshot({ path: "test-output/screenshots/readme-link-1440x900.png" });
       await page.click("button:has-text('Deactivate')");
       assert.match(await page.textContent(".notice") ?? "", /Link deactivated/);
       assert.equal(await host(desktopUa), 404);

@@ -18,6 +18,7 @@ import {
   Layout,
   Notice,
   SecretBox,
+  When,
 } from "../layout.tsx";
 import { BASE, may } from "../security.ts";
 
@@ -324,7 +325,9 @@ export function AuditPage(props: {
                 <tbody>
                   {props.entries.map((e) => (
                     <tr>
-                      <td class="when">{formatDate(e.at)}</td>
+                      <td>
+                        <When at={e.at} />
+                      </td>
                       <td>
                         {e.actor.name}
                         {e.actor.type !== "admin_token" && (
