@@ -80,7 +80,7 @@ export function exportPages(app: Hono<DashboardEnv>, deps: AppDeps, kit: PageKit
       }
       throw err;
     }
-    const requestId = c.get("requestId");
+    const requestId = c.env.requestId;
     const body = streamExport(sql, plan, {
       onError: (err) =>
         deps.logger.error("dashboard export failed mid-stream", {

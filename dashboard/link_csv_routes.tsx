@@ -4,7 +4,7 @@ import type { Hono } from "hono";
 import { ApiError } from "../services/errors.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { importLinks, ImportRefused } from "../services/links/csv.ts";
-import { linkExportBody, MAX_IMPORT_BYTES, readImportRows } from "../services/links/csv_text.ts";
+import { linkExportBody, MAX_IMPORT_BYTES, readImportRows } from "../inputs/link_csv.ts";
 import { describeError } from "../infra/log.ts";
 import { csrfTokenMatches } from "../services/access/sessions.ts";
 import { type PageKit, sentence } from "./kit.tsx";
@@ -82,7 +82,7 @@ export function linkCsvPages(
   // ones too) with their counters, streamed as the admin API's export is
   app.get("/environments/:project_id/links/export.csv", async (c) => {
     const { env } = await loadEnv(c);
-    const requestId = c.get("requestId");
+    const requestId = c.env.requestId;
     const body = await linkExportBody(sql, env.id, {
       now: clock.now(),
       withSdkLinks: false,

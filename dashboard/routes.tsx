@@ -116,7 +116,7 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
     }
     if (e.log !== "none") {
       deps.logger[e.log](`dashboard: ${e.logMessage ?? e.message}`, {
-        request_id: c.get("requestId"),
+        request_id: c.env.requestId,
         ...describeError(err),
       });
     }

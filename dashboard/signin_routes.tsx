@@ -127,10 +127,10 @@ export function signInPages(app: Hono<DashboardEnv>, deps: AppDeps): void {
     } catch (err) {
       if (!(err instanceof OidcRefused)) throw err;
       if (err.reason === "started") {
-        deps.logger.warn("oidc sign-in starts limited", { request_id: c.get("requestId") });
+        deps.logger.warn("oidc sign-in starts limited", { request_id: c.env.requestId });
       } else {
         deps.logger.warn("oidc provider unavailable", {
-          request_id: c.get("requestId"),
+          request_id: c.env.requestId,
           ...safeErrorFields(err.cause),
         });
       }
@@ -152,7 +152,7 @@ export function signInPages(app: Hono<DashboardEnv>, deps: AppDeps): void {
         key,
         query: new URL(c.req.url).search,
         address: clientAddress(c, config.trustProxy),
-        requestId: c.get("requestId"),
+        requestId: c.env.requestId,
       });
       setSessionCookie(c, s.token, config);
       // A page, not a redirect: this request came from the provider's site, and a browser that
@@ -237,7 +237,7 @@ export function signInPages(app: Hono<DashboardEnv>, deps: AppDeps): void {
       );
     }
     try {
-      const done = await completeSetup(sql, clock, token, password, c.get("requestId"));
+      const done = await completeSetup(sql, clock, token, password, c.env.requestId);
       const s = await startAccountSession(sql, clock, done);
       setSessionCookie(c, s.token, config);
       return c.redirect(BASE, 303);
