@@ -54,7 +54,7 @@ const ZONES = new Set(EXPIRY_ZONES);
 
 /** `<input type="datetime-local">`'s value: a wall-clock time with no zone. */
 const LOCAL_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?$/;
-/** A full ISO 8601 time with its offset, as the API takes it (kept for scripts posting the form). */
+/** An ISO 8601 time with its offset, as the API takes it (scripts may post the form so). */
 const WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
 
 /**

@@ -318,8 +318,7 @@ const LINK_FORM: FormSection[] = [
         name: "desktop_url",
         label: "Destination URL",
         type: "url",
-        hint:
-          "Where the link sends people on a computer, and on a phone that has no app or address of its own below.",
+        hint: "Where people on a computer go, and on a phone with no app or address below.",
         placeholder: "https://example.com/spring",
       },
       {

@@ -89,7 +89,7 @@ export async function postUpload(
   return { status: res.status, headers: res.headers, text: await res.text() };
 }
 
-/** A person with an account (password set through their setup link) and, given a project, a role. */
+/** A person with an account (its password set through the setup link), maybe with a role. */
 export interface Person {
   accountId: number;
   email: string;
