@@ -53,6 +53,7 @@ Deno.test("the analytics CSV: a group named like a formula is text, a negative s
     tz: "UTC",
     metrics: ["revenue"],
     filters: [],
+    currency: "",
   };
   const answer = (groups: { key: string | null; totals: Record<string, number> }[]) => ({
     from: "2026-01-01T00:00:00Z",
