@@ -79,6 +79,21 @@ const adminRefusals = {
     },
   },
 };
+/** An SDK write over the project key's limits (services/sdk_limits.ts). */
+const sdkWriteLimited = {
+  503: {
+    ...error(
+      "More SDK writes (links and events) in the last 60 s than the project allows for its key " +
+        "or for this address (rate_limited), or the database is unreachable",
+    ),
+    headers: {
+      "Retry-After": {
+        description: "With rate_limited: seconds until the write would fit",
+        schema: { type: "integer", minimum: 1 },
+      },
+    },
+  },
+};
 /** The only 4xx a route without input can give: the HTTP server refuses the request itself. */
 const malformedRequest = { $ref: "#/components/responses/MalformedRequest" };
 const eventTypesParam = {
@@ -140,6 +155,7 @@ export const OPENAPI_DOCUMENT = {
           200: ok("The link's short URL", object({ link: { type: "string" } })),
           400: error("Malformed JSON, a field of the wrong shape, or a bad ENVIRONMENT"),
           401: error("PROJECT-KEY missing or unknown"),
+          ...sdkWriteLimited,
         },
       },
     },
@@ -162,9 +178,21 @@ export const OPENAPI_DOCUMENT = {
         operationId: "getProjectMetrics",
         summary: "Lifetime metrics of the active links, by views",
         security: sdkSecurity,
-        parameters: [environment(METRICS_ENVIRONMENTS)],
+        parameters: [
+          environment(METRICS_ENVIRONMENTS),
+          {
+            name: "If-None-Match",
+            in: "header",
+            description: "an ETag of an earlier answer: 304 while the metrics are unchanged",
+            schema: { type: "string" },
+          },
+        ],
         responses: {
-          200: ok("Metrics", { type: "array", items: ref("LinkMetrics") }),
+          200: {
+            ...ok("Metrics", { type: "array", items: ref("LinkMetrics") }),
+            headers: { ETag: { description: "the answer's tag", schema: { type: "string" } } },
+          },
+          304: { description: "Not modified (If-None-Match names the current ETag)" },
           400: error("ENVIRONMENT is not production or test"),
           401: error("PROJECT-KEY missing or unknown"),
         },
@@ -185,6 +213,7 @@ export const OPENAPI_DOCUMENT = {
           400: error("An invalid event (the message names index and field)"),
           401: error("PROJECT-KEY missing or unknown"),
           413: error("Body over 1 MiB"),
+          ...sdkWriteLimited,
         },
       },
     },
@@ -309,9 +338,10 @@ export const OPENAPI_DOCUMENT = {
       },
       patch: {
         operationId: "updateProject",
-        summary: "Rename, grant or withdraw Enterprise, set the link domain and apps",
-        description: "For link_domain, apps.ios and apps.android: absent leaves the setting, " +
-          "null removes it, a value replaces it. A domain used by another project, or any " +
+        summary: "Rename, grant or withdraw Enterprise, set the link domain, apps and SDK limits",
+        description: "For link_domain, apps.ios, apps.android, sdk_limits.per_key and " +
+          "sdk_limits.per_address: absent leaves the setting, null removes it (a limit returns " +
+          "to its default), a value replaces it. A domain used by another project, or any " +
           "malformed value, is 400 invalid_field naming the field, and nothing changes.",
         security: adminSecurity,
         parameters: [pathParam("hashid")],
@@ -694,8 +724,9 @@ export const OPENAPI_DOCUMENT = {
         responses: {
           201: ok("Every row stored", object({ imported: { type: "integer" } })),
           400: {
-            description: "Bad rows (each by row and field) or a bad header; nothing stored",
-            content: { [json]: { schema: ref("ImportRefused") } },
+            description: "Bad rows (each by row and field) or a bad header (ImportRefused), or " +
+              "a Content-Type other than text/csv (Error); nothing stored",
+            content: { [json]: { schema: { anyOf: [ref("ImportRefused"), ref("Error")] } } },
           },
           ...adminRefusals,
           404: error("No such project_id"),
@@ -1046,3 +1077,14 @@ export const OPENAPI_DOCUMENT = {
     },
   },
 };
+
+// rest/middleware.ts refuses any body over 1 MiB on every method but GET and HEAD (the links
+// import has a limit of its own), before the route is reached: every such operation says so.
+for (const operations of Object.values(OPENAPI_DOCUMENT.paths)) {
+  for (const [method, operation] of Object.entries(operations)) {
+    const responses = (operation as { responses: Record<string, unknown> }).responses;
+    if (method !== "get" && !("413" in responses)) {
+      responses[413] = error("Body over 1 MiB");
+    }
+  }
+}

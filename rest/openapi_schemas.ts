@@ -54,7 +54,7 @@ export const linkSchema = z.object({
   generated_from_platform: z.string(),
   data: z.record(z.string(), z.unknown()),
   sdk_generated: z.boolean(),
-  tags: z.array(z.unknown()),
+  tags: z.array(z.string()),
   active: z.boolean(),
   tracking_campaign: z.string().nullable(),
   tracking_source: z.string().nullable(),
@@ -96,7 +96,7 @@ export const linkMetricsSchema = z.object({
   title: z.string(),
   active: z.boolean(),
   sdk_generated: z.boolean(),
-  tags: z.array(z.unknown()),
+  tags: z.array(z.string()),
   // The contract lets an item without a campaign leave the field out (never null).
   tracking_campaign: z.string().optional().meta({ description: "absent without a campaign" }),
   total_views: total,
@@ -157,6 +157,13 @@ export const projectSchema = z.object({
     description: "host name the project's links are served on (null: LINK_BASE_URL's host)",
   }),
   apps: z.object({ ios: iosApp.optional(), android: androidApp.optional() }),
+  sdk_limits: z.object({
+    per_key: z.int().meta({ description: "SDK writes a minute for the project key" }),
+    per_address: z.int().meta({ description: "SDK writes a minute from one client address" }),
+  }).meta({
+    description: "What the project key may write a minute (a link or an event each); over a " +
+      "limit SDK writes answer 503 rate_limited",
+  }),
 });
 const _project: Same<z.output<typeof projectSchema>, Project> = true;
 
