@@ -53,6 +53,7 @@ export async function renderLlmsTxt(): Promise<string> {
     "",
     "## Docs",
     "",
+    "- [Documentation](/docs/README.md): the index of these pages",
     ...list.map((p) => `- [${p.title}](/docs/${p.file}): ${p.covers}`),
     "",
     "## API descriptions",
@@ -66,9 +67,12 @@ export async function renderLlmsTxt(): Promise<string> {
   return lines.join("\n");
 }
 
-/** The Markdown of a page docs/README.md lists, or null for any other name. */
+/** The Markdown of docs/README.md or of a page it lists, or null for any other name. */
 export async function docPage(file: string): Promise<string | null> {
-  const page = (await docPages()).find((p) => p.file === file);
-  if (!page) return null;
-  return await Deno.readTextFile(new URL(page.file, DOCS_DIR));
+  if (file !== "README.md" && !(await docPages()).some((p) => p.file === file)) return null;
+  try {
+    return await Deno.readTextFile(new URL(file, DOCS_DIR));
+  } catch {
+    return null;
+  }
 }
