@@ -17,6 +17,7 @@ import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/
 import {
   CallToolRequestSchema,
   ErrorCode,
+  isJSONRPCRequest,
   ListToolsRequestSchema,
   McpError,
 } from "@modelcontextprotocol/sdk/types.js";
@@ -56,7 +57,11 @@ async function agentKey(deps: AppDeps, header: string | undefined): Promise<ApiK
   return key;
 }
 
-/** The MCP server of one request: the tools `ctx.key` may call, each checked again when called. */
+/**
+ * The MCP server of one request: the tools `ctx.key` may call, each checked again when called.
+ * The calls of one request (a batch) run one after another, as REST requests use one connection
+ * of the pool each.
+ */
 function agentServer(ctx: ToolContext, requestId: string): Server {
   const server = new Server(SERVER_INFO, {
     capabilities: { tools: {} },
@@ -64,22 +69,53 @@ function agentServer(ctx: ToolContext, requestId: string): Server {
   });
   const listed = toolsFor(ctx.key).map((t) => t.listing);
   server.setRequestHandler(ListToolsRequestSchema, () => ({ tools: listed }));
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  let previous: Promise<unknown> = Promise.resolve();
+  server.setRequestHandler(CallToolRequestSchema, (request) => {
     const tool = MCP_TOOLS.find((t) => t.name === request.params.name);
     if (!tool) {
       throw new McpError(ErrorCode.InvalidParams, `no tool is named ${request.params.name}`);
     }
-    try {
-      // A tool the key's scopes do not list is refused as REST refuses its route.
-      await authorize(ctx.deps.sql, ctx.key, tool.operation, {
-        environmentId: ctx.key.environmentId,
-      });
-      return await tool.call(ctx, request.params.arguments);
-    } catch (err) {
-      return toolError(err, ctx.deps.logger, requestId);
-    }
+    const call = previous.then(async () => {
+      try {
+        // A tool the key's scopes do not list is refused as REST refuses its route.
+        await authorize(ctx.deps.sql, ctx.key, tool.operation, {
+          environmentId: ctx.key.environmentId,
+        });
+        return await tool.call(ctx, request.params.arguments);
+      } catch (err) {
+        return toolError(err, ctx.deps.logger, requestId);
+      }
+    });
+    previous = call;
+    return call;
   });
   return server;
+}
+
+/**
+ * Requests one POST may carry (a JSON-RPC batch; the protocol's versions since 2025-06-18 send
+ * none). The SDK takes 100, and in JSON mode holds every answer until the last: 100 pages of 100
+ * links with large data would be hundreds of megabytes for one request. Those beyond get an error.
+ */
+export const MAX_BATCH_REQUESTS = 10;
+
+function capRequests(transport: WebStandardStreamableHTTPServerTransport): void {
+  const deliver = transport.onmessage!;
+  let requests = 0;
+  transport.onmessage = (message, extra) => {
+    if (isJSONRPCRequest(message) && ++requests > MAX_BATCH_REQUESTS) {
+      transport.send({
+        jsonrpc: "2.0",
+        id: message.id,
+        error: {
+          code: ErrorCode.InvalidRequest,
+          message: `at most ${MAX_BATCH_REQUESTS} requests in one POST`,
+        },
+      }).catch(() => {});
+      return;
+    }
+    deliver(message, extra);
+  };
 }
 
 /** The JSON-RPC error body the transport answers HTTP-level refusals with. */
@@ -123,6 +159,7 @@ export function mcpRoutes(deps: AppDeps): Hono<AppEnv> {
       maxRequestBodySize: MAX_BODY_BYTES,
     });
     await server.connect(transport);
+    capRequests(transport);
     try {
       return await transport.handleRequest(c.req.raw);
     } finally {

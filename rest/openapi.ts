@@ -1055,7 +1055,9 @@ export const OPENAPI_DOCUMENT = {
           content: {
             [json]: {
               schema: {
-                description: "A JSON-RPC message, or a batch of at most 100",
+                description:
+                  "A JSON-RPC message, or a batch of at most 100 (at most 10 requests: " +
+                  "those beyond are answered with an error)",
                 oneOf: [jsonRpcMessage, { type: "array", items: jsonRpcMessage, maxItems: 100 }],
               },
             },

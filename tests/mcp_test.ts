@@ -9,6 +9,7 @@ import { encode as encodeQr } from "uqr";
 import { OPENAPI_DOCUMENT } from "../rest/openapi.ts";
 import { managedLinkSchema } from "../rest/openapi_schemas.ts";
 import { MCP_TOOLS } from "../rest/mcp_tools.ts";
+import { MAX_BATCH_REQUESTS } from "../rest/mcp.ts";
 import { PERMISSIONS } from "../services/access/permissions.ts";
 import { QR_PNG_BORDER, QR_PNG_SCALE } from "../services/links/qr_png.ts";
 import { ManualClock } from "./helpers/clock.ts";
@@ -561,6 +562,23 @@ Deno.test("stateless: no session is given, GET and DELETE are 405 for a key", as
   );
   assert.equal(listed.status, 200, listed.text);
   assert.deepEqual(listed.body.result.tools.map((t: { name: string }) => t.name), ALL_TOOLS);
+  // A batch holds at most 10 requests: those beyond are answered with an error.
+  const batch = Array.from({ length: 12 }, (_, i) => ({
+    jsonrpc: "2.0",
+    id: i,
+    method: "tools/call",
+    params: { name: "list_links", arguments: { limit: 1 } },
+  }));
+  const batched = await postMcp(srv.url, JSON.stringify(batch), { ...MCP_POST_HEADERS, ...auth });
+  assert.equal(batched.status, 200, batched.text);
+  const answers = new Map(
+    batched.body.map((m: { id: number }) => [m.id, m] as const),
+  ) as Map<number, { result?: { structuredContent: unknown }; error?: { code: number } }>;
+  assert.equal(answers.size, 12);
+  for (let i = 0; i < 12; i++) {
+    if (i < MAX_BATCH_REQUESTS) assert.ok(answers.get(i)!.result?.structuredContent, String(i));
+    else assert.equal(answers.get(i)!.error?.code, -32600, String(i));
+  }
   // Notifications only: 202, no body.
   const note = await postMcp(
     srv.url,
