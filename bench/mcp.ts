@@ -6,9 +6,9 @@
 import { createApiKey } from "../services/access/api_keys.ts";
 import { CLI_AUDIT } from "../services/access/audit.ts";
 import { ADMIN_TOKEN_PRINCIPAL } from "../services/access/principal.ts";
-import { systemClock } from "../services/clock.ts";
+import { systemClock } from "../infra/clock.ts";
 import { createManagedLink } from "../services/links/manage.ts";
-import { createProject } from "../services/projects.ts";
+import { createProject } from "../services/projects/projects.ts";
 import { type BenchDatabase, compare, fmt, postJson, serveService, wrk } from "./lib.ts";
 import { notFinite, report, type Row } from "./rows.ts";
 

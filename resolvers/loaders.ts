@@ -16,7 +16,7 @@ import { seriesValueBound } from "../services/analytics/params.ts";
 import { queryAnalyticsByLink } from "../services/analytics/query.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { listLinksByIds } from "../services/links/links.ts";
-import { linkMetricsByIds, type LinkMetricsNode } from "../services/metrics.ts";
+import { linkMetricsByIds, type LinkMetricsNode } from "../services/links/metrics.ts";
 import {
   type AnalyticsArgs,
   type AnalyticsNode,

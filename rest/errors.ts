@@ -6,7 +6,7 @@ import {
   ERROR_STATUS,
   type ErrorCode,
 } from "../services/errors.ts";
-import { describeError, type Logger } from "../services/log.ts";
+import { describeError, type Logger } from "../infra/log.ts";
 
 export function errorResponse(
   code: ErrorCode,

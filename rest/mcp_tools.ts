@@ -35,7 +35,7 @@ import {
   updateLink,
 } from "../services/links/manage.ts";
 import { qrPng } from "../services/links/qr_png.ts";
-import type { Logger } from "../services/log.ts";
+import type { Logger } from "../infra/log.ts";
 import { classifyAndLog } from "./errors.ts";
 import { analyticsSchema, JSON_SCHEMA_RULES, managedLinkSchema } from "./openapi_schemas.ts";
 
