@@ -5,8 +5,8 @@
 // call, answers in JSON and is forgotten. No session lives in an instance's memory, so any
 // instance answers any request, a revoked key is refused on its next request everywhere (nothing
 // caches keys), and there is nothing for a client to fill up. A request without a valid key is
-// refused before any of this is built and before its body is read; a body over 1 MiB is refused
-// before that (rest/middleware.ts).
+// refused before any of this is built and before its body is parsed; a body over 1 MiB is refused
+// before that (rest/middleware.ts: by its Content-Length, or counted as it comes without one).
 import { Hono } from "hono";
 import { Server } from "@modelcontextprotocol/sdk/server";
 // The SDK's `./*` export gives a `.js` subpath no types under Deno (it would look for

@@ -178,7 +178,10 @@ function figures(totals: Record<string, number>): string {
   return Object.entries(totals).map(([metric, n]) => `${metric} ${n}`).join(", ");
 }
 
-/** Every tool, in the order they are listed. */
+/**
+ * Every tool, in the order they are listed. The contract's `funnel` and `split_results` join
+ * them with the services they read (attribution's funnel, link splits), which do not exist yet.
+ */
 export const MCP_TOOLS: readonly McpTool[] = [
   tool({
     name: "list_links",
