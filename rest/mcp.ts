@@ -6,7 +6,7 @@
 // instance answers any request, a revoked key is refused on its next request everywhere (nothing
 // caches keys), and there is nothing for a client to fill up. A request without a valid key is
 // refused before any of this is built and before its body is parsed; a body over 1 MiB is refused
-// before that (rest/middleware.ts: by its Content-Length, or counted as it comes without one).
+// before that (rest/frame.ts: by its Content-Length, or counted as it comes without one).
 import { Hono } from "hono";
 import { Server } from "@modelcontextprotocol/sdk/server";
 // The SDK's `./*` export gives a `.js` subpath no types under Deno (it would look for
@@ -30,7 +30,7 @@ import { ApiError } from "../services/errors.ts";
 import { bearerToken } from "../inputs/headers.ts";
 import type { AppEnv } from "./deps.ts";
 import { toErrorResponse } from "./errors.ts";
-import { MAX_BODY_BYTES } from "./middleware.ts";
+import { MAX_BODY_BYTES } from "./frame.ts";
 import { type ApiKey, MCP_TOOLS, type ToolContext, toolError, toolsFor } from "./mcp_tools.ts";
 
 export const MCP_PATH = "/mcp";
@@ -141,7 +141,7 @@ export function mcpRoutes(deps: AppDeps): Hono<AppEnv> {
   // POST /mcp – JSON-RPC messages of the Model Context Protocol (an API key's tools);
   // GET and DELETE /mcp – 405: no server-sent stream and no session to end (stateless)
   app.on(["POST", "GET", "DELETE"], MCP_PATH, async (c) => {
-    const requestId = c.get("requestId");
+    const requestId = c.env.requestId;
     let key: ApiKey;
     try {
       key = await agentKey(deps, c.req.header("Authorization"));

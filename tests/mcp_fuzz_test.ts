@@ -4,7 +4,7 @@
 // a 5xx, every refusal is a 4xx or a JSON-RPC error, and the server answers well afterwards.
 // The generator is seeded: a failure names its seed and case.
 import assert from "node:assert/strict";
-import { MAX_BODY_BYTES } from "../rest/middleware.ts";
+import { MAX_BODY_BYTES } from "../rest/frame.ts";
 import { MCP_TOOLS } from "../rest/mcp_tools.ts";
 import { createKey, INITIALIZE, MCP_POST_HEADERS, postMcp } from "./helpers/mcp.ts";
 import { createProject, startTestServer } from "./helpers/server.ts";
