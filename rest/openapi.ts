@@ -52,6 +52,34 @@ const environment = (values: ReadonlyMap<string, string>) => ({
 });
 const linkEnvironment = environment(LINK_ENVIRONMENTS);
 const sdkSecurity = [{ projectKey: [] }];
+const agentSecurity = [{ agentKey: [] }];
+/** A JSON-RPC 2.0 message (MCP's requests, notifications and responses). */
+const jsonRpcMessage = {
+  type: "object",
+  required: ["jsonrpc"],
+  properties: {
+    jsonrpc: { const: "2.0" },
+    id: { type: ["string", "integer", "null"] },
+    method: { type: "string" },
+    params: { type: "object" },
+    result: { type: "object" },
+    error: { type: "object" },
+  },
+};
+/** The transport's own refusals: a JSON-RPC error without an id. */
+const jsonRpcError = {
+  type: "object",
+  required: ["jsonrpc", "error", "id"],
+  properties: {
+    jsonrpc: { const: "2.0" },
+    error: {
+      type: "object",
+      required: ["code", "message"],
+      properties: { code: { type: "integer" }, message: { type: "string" } },
+    },
+    id: { type: "null" },
+  },
+};
 const adminSecurity = [{ adminToken: [] }];
 /** Public routes (operations, the link host) say so explicitly. */
 const publicRoute: never[] = [];
@@ -128,6 +156,11 @@ export const OPENAPI_DOCUMENT = {
     securitySchemes: {
       projectKey: { type: "apiKey", in: "header", name: "PROJECT-KEY" },
       feedToken: { type: "http", scheme: "bearer", description: "est_… feed token" },
+      agentKey: {
+        type: "http",
+        scheme: "bearer",
+        description: "An sk_… API key: its environment and scopes (docs/agents.md)",
+      },
       adminToken: {
         type: "http",
         scheme: "bearer",
@@ -1003,6 +1036,105 @@ export const OPENAPI_DOCUMENT = {
         responses: {
           200: ok("The reference page", { type: "string" }, "text/html"),
           400: malformedRequest,
+        },
+      },
+    },
+    "/docs/{page}": {
+      get: {
+        operationId: "getDocPage",
+        summary: "A page of the documentation as Markdown (those /llms.txt lists)",
+        security: publicRoute,
+        parameters: [pathParam("page", { type: "string", pattern: "^[A-Za-z0-9_-]+\\.md$" })],
+        responses: {
+          200: ok("The page", { type: "string" }, "text/markdown"),
+          404: error("Not a page of the documentation"),
+        },
+      },
+    },
+    "/llms.txt": {
+      get: {
+        operationId: "getLlmsTxt",
+        summary: "An index of the documentation for agents (llms.txt)",
+        security: publicRoute,
+        responses: {
+          200: ok("Links to the documentation's pages and API descriptions", {
+            type: "string",
+          }, "text/plain"),
+          400: malformedRequest,
+        },
+      },
+    },
+    "/mcp": {
+      post: {
+        operationId: "postMcpMessage",
+        summary: "The Model Context Protocol (Streamable HTTP, stateless): an API key's tools",
+        description: "JSON-RPC 2.0 messages of the Model Context Protocol (docs/agents.md). The " +
+          "key's scopes decide the tools listed and callable; a refused or failed call is a " +
+          "tool result with isError and `code: message` (REST's error code). No session: " +
+          "every request stands alone.",
+        security: agentSecurity,
+        parameters: [
+          {
+            name: "Accept",
+            in: "header",
+            required: true,
+            schema: { type: "string", example: "application/json, text/event-stream" },
+          },
+        ],
+        requestBody: {
+          required: true,
+          content: {
+            [json]: {
+              schema: {
+                description:
+                  "A JSON-RPC message, or a batch of at most 100 (at most 10 requests: " +
+                  "those beyond are answered with an error)",
+                oneOf: [jsonRpcMessage, { type: "array", items: jsonRpcMessage, maxItems: 100 }],
+              },
+            },
+          },
+        },
+        responses: {
+          200: ok("The JSON-RPC response (an array for a batch)", {
+            oneOf: [jsonRpcMessage, { type: "array", items: jsonRpcMessage }],
+          }),
+          202: { description: "Notifications or responses only: accepted, no body" },
+          400: ok("Not JSON, or not a JSON-RPC message (a JSON-RPC error)", jsonRpcError),
+          401: {
+            ...error("No API key, not an API key (the admin token included), revoked or expired"),
+            headers: {
+              "WWW-Authenticate": {
+                description: 'Bearer realm="mcp"',
+                schema: { type: "string" },
+              },
+            },
+          },
+          406: ok("Accept does not name application/json and text/event-stream", jsonRpcError),
+          413: error("Body over 1 MiB"),
+          415: ok("Content-Type is not application/json", jsonRpcError),
+          503: error("The database is unreachable"),
+        },
+      },
+      get: {
+        operationId: "getMcpStream",
+        summary: "No event stream is offered (stateless): 405 for a valid key",
+        security: agentSecurity,
+        responses: {
+          401: error("No API key, or not a valid one"),
+          405: ok("No stream: send messages with POST", jsonRpcError),
+          // Never a success: the transport's way to say there is no stream and no session.
+          default: error("503 unavailable: the database was unreachable while checking the key"),
+        },
+      },
+      delete: {
+        operationId: "deleteMcpSession",
+        summary: "No session to end (stateless): 405 for a valid key",
+        security: agentSecurity,
+        responses: {
+          401: error("No API key, or not a valid one"),
+          405: ok("No session: nothing to end", jsonRpcError),
+          // Never a success: the transport's way to say there is no stream and no session.
+          default: error("503 unavailable: the database was unreachable while checking the key"),
         },
       },
     },

@@ -328,6 +328,21 @@ const COMPONENTS = {
 export type ComponentName = keyof typeof COMPONENTS;
 
 /**
+ * How zod schemas become JSON Schemas here and for the MCP tools (rest/mcp_tools.ts): the few
+ * values zod checks with code alone (JSON objects) become `type: object`, anything else zod
+ * cannot represent is a programming error.
+ */
+export const JSON_SCHEMA_RULES = {
+  unrepresentable: ({ zodSchema }) =>
+    zodSchema._zod.def.type === "custom" ? { type: "object" } : "throw",
+  // z.int()'s safe-integer bounds say nothing a client needs.
+  override: ({ jsonSchema }) => {
+    if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum;
+    if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
+  },
+} satisfies Pick<z.core.ToJSONSchemaParams, "unrepresentable" | "override">;
+
+/**
  * The JSON Schemas (2020-12, as OpenAPI 3.1 takes them) of every component. Request schemas are
  * converted on their input side: what a client sends, before transforms. The few values zod
  * checks with code alone (JSON objects) become `type: object`.
@@ -338,13 +353,7 @@ export function componentSchemas(): Record<ComponentName, Record<string, unknown
   const { schemas } = z.toJSONSchema(registry, {
     io: "input",
     uri: (id) => `#/components/schemas/${id}`,
-    unrepresentable: ({ zodSchema }) =>
-      zodSchema._zod.def.type === "custom" ? { type: "object" } : "throw",
-    // z.int()'s safe-integer bounds say nothing a client needs.
-    override: ({ jsonSchema }) => {
-      if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum;
-      if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
-    },
+    ...JSON_SCHEMA_RULES,
   });
   const out: Record<string, Record<string, unknown>> = {};
   for (const [id, schema] of Object.entries(schemas)) {
