@@ -148,8 +148,8 @@ export const OPENAPI_DOCUMENT = {
     title: "Link and event feed API",
     version: "1",
     description: "SDK API ({base_url} = /api/v1/sdk), feed API, instance admin and operations.",
-    // No license file has been chosen for the project yet: until one is, nothing is granted.
-    license: { name: "No license granted yet", identifier: "LicenseRef-Proprietary" },
+    // The project's licence (LICENSE); OpenAPI 3.1 takes an SPDX identifier or a URL, not both.
+    license: { name: "Apache-2.0", identifier: "Apache-2.0" },
   },
   servers: [{ url: "/", description: "this instance (the origin serving this document)" }],
   components: {

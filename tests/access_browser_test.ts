@@ -5,12 +5,7 @@
 // shot at 390×844 and 1440×900, light and dark, into test-output/screenshots.
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
-import {
-  hasChromium,
-  hasHorizontalOverflow,
-  launchBrowser,
-  screenshot,
-} from "./helpers/browser.ts";
+import { hasHorizontalOverflow, launchBrowser, screenshot, test } from "./helpers/browser.ts";
 import { ManualClock } from "./helpers/clock.ts";
 import {
   ADMIN_TOKEN,
@@ -49,9 +44,8 @@ async function checkPage(page: Page, name: string): Promise<void> {
 const PASSWORD = "a long enough password";
 const NEW_PASSWORD = "an even longer password";
 
-Deno.test({
+test({
   name: "team access in Chromium: accounts, members, API keys, audit log, password",
-  ignore: !hasChromium() && Deno.env.get("CI") !== "true",
   async fn() {
     const srv = await startTestServer({ clock: new ManualClock("2026-06-15T12:00:00.000Z") });
     const browser = await launchBrowser();

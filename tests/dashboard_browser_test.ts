@@ -3,7 +3,7 @@
 // download, sign out. Every page is shot at 390×844 and 1440×900 (light and dark) into
 // test-output/screenshots, and fails on horizontal overflow at 390 px or an unlabelled field.
 import assert from "node:assert/strict";
-import { checkPage, hasChromium, launchBrowser, openLinkFormSections } from "./helpers/browser.ts";
+import { checkPage, launchBrowser, openLinkFormSections, test } from "./helpers/browser.ts";
 import { ManualClock } from "./helpers/clock.ts";
 import { Webhook } from "standardwebhooks";
 import { callOnHost } from "./helpers/host.ts";
@@ -19,9 +19,8 @@ import {
 
 const NOW = "2026-06-15T12:00:00.000Z";
 
-Deno.test({
+test({
   name: "dashboard in Chromium: every page works end to end, on a phone and a desktop",
-  ignore: !hasChromium() && Deno.env.get("CI") !== "true",
   async fn() {
     const srv = await startTestServer({ clock: new ManualClock(NOW) });
     const browser = await launchBrowser();
@@ -352,9 +351,8 @@ Deno.test({
   },
 });
 
-Deno.test({
+test({
   name: "dashboard in Chromium: destinations against a real receiver, link domain and apps",
-  ignore: !hasChromium() && Deno.env.get("CI") !== "true",
   async fn() {
     // The clock reads the real time here: Standard Webhooks' verify() refuses a signature whose
     // timestamp is more than five minutes from now.

@@ -1,19 +1,13 @@
 // The Live events page in a real Chromium: an event ingested after the page opened appears at
 // the top of the list, saying what happened; Pause holds the next ones and Resume shows them.
 import assert from "node:assert/strict";
-import {
-  hasChromium,
-  hasHorizontalOverflow,
-  launchBrowser,
-  screenshot,
-} from "./helpers/browser.ts";
+import { hasHorizontalOverflow, launchBrowser, screenshot, test } from "./helpers/browser.ts";
 import { ingestMany } from "./helpers/client.ts";
 import { signInOverHttp } from "./helpers/dashboard.ts";
 import { createFeedToken, createProject, startTestServer } from "./helpers/server.ts";
 
-Deno.test({
+test({
   name: "dashboard live in Chromium: ingested events appear newest first; pause holds them",
-  ignore: !hasChromium() && Deno.env.get("CI") !== "true",
   async fn() {
     const srv = await startTestServer();
     const browser = await launchBrowser();

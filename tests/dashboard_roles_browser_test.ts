@@ -6,7 +6,7 @@
 // wrong role, or a doc that disagrees with the dashboard, fails here.
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
-import { checkPage, hasChromium, launchBrowser } from "./helpers/browser.ts";
+import { checkPage, launchBrowser, test } from "./helpers/browser.ts";
 import { ManualClock } from "./helpers/clock.ts";
 import { addPerson, type Person } from "./helpers/dashboard.ts";
 import {
@@ -180,9 +180,8 @@ async function signIn(page: Page, base: string, who: Person | null): Promise<voi
   await page.waitForURL(`${base}/dashboard`);
 }
 
-Deno.test({
+test({
   name: "dashboard roles in Chromium: each role sees exactly the controls docs/access.md gives it",
-  ignore: !hasChromium() && Deno.env.get("CI") !== "true",
   async fn() {
     const documented = await documentedTable();
     const least = (operation: string): Role => {

@@ -8,7 +8,7 @@
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
 import { renderSVG } from "uqr";
-import { checkPage, hasChromium, launchBrowser } from "./helpers/browser.ts";
+import { checkPage, launchBrowser, test } from "./helpers/browser.ts";
 import { ManualClock } from "./helpers/clock.ts";
 import { addPerson } from "./helpers/dashboard.ts";
 import { callOnHost } from "./helpers/host.ts";
@@ -126,9 +126,8 @@ function lineCounts(page: Page, selector: string): Promise<number[]> {
   );
 }
 
-Deno.test({
+test({
   name: "dashboard tour in Chromium: a project on its link domain, every page, every role",
-  ignore: !hasChromium() && Deno.env.get("CI") !== "true",
   async fn() {
     const clock = new ManualClock(NOW);
     const srv = await startTestServer({ clock });

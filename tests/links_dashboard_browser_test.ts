@@ -9,10 +9,10 @@ import { Buffer } from "node:buffer";
 import { parse } from "csv-parse/sync";
 import {
   checkPage,
-  hasChromium,
   launchBrowser,
   openLinkFormSections,
   screenshot,
+  test,
 } from "./helpers/browser.ts";
 import { ManualClock } from "./helpers/clock.ts";
 import {
@@ -34,9 +34,8 @@ async function signIn(page: Page, base: string, to: string): Promise<void> {
   assert.equal(new URL(page.url()).pathname, new URL(to).pathname, `signed in at ${base}`);
 }
 
-Deno.test({
+test({
   name: "links in Chromium: create, edit, archive, delete, states, import report, export",
-  ignore: !hasChromium() && Deno.env.get("CI") !== "true",
   async fn() {
     const srv = await startTestServer({ clock: new ManualClock(NOW) });
     const browser = await launchBrowser();
@@ -221,9 +220,8 @@ Deno.test({
   },
 });
 
-Deno.test({
+test({
   name: "links in Chromium without JavaScript: the CSV import with its report, and the export",
-  ignore: !hasChromium() && Deno.env.get("CI") !== "true",
   async fn() {
     const srv = await startTestServer({ clock: new ManualClock(NOW) });
     const browser = await launchBrowser();
