@@ -3,6 +3,7 @@
 import { z } from "zod";
 import { httpUrl, jsonObject, optional, stringifiedJson, text } from "./common.ts";
 import { chosenPathProblem } from "../services/links/paths.ts";
+import { linkPassword, rulesInput, splitInput } from "./link_rules.ts";
 
 export const MAX_TITLE = 1000;
 export const MAX_TRACKING = 255;
@@ -91,10 +92,20 @@ const lifetimeFields = {
   expired_url: optional(httpUrl),
 };
 
+/** Rules, split, forwarding and password (CONTRACT.md, "Link rules, splits and passwords"). */
+const decisionFields = {
+  rules: optional(rulesInput),
+  split: optional(splitInput),
+  forward_query: optional(z.boolean()),
+  append_utm: optional(z.boolean()),
+  password: optional(linkPassword),
+};
+
 /** POST /projects/:project_id/links: generate_link's fields typed, a chosen path, expiry. */
 export const createManagedLinkBody = newLinkInput.extend({
   path: optional(chosenPath),
   ...lifetimeFields,
+  ...decisionFields,
 });
 
 /** A field an edit may set, or clear with `null`. */
@@ -124,6 +135,11 @@ export const patchLinkBody = z.strictObject({
   expires_at: clearable(dateTimeInput),
   max_views: clearable(maxViewsInput),
   expired_url: clearable(httpUrl),
+  rules: clearable(rulesInput),
+  split: clearable(splitInput),
+  forward_query: z.boolean().optional(),
+  append_utm: z.boolean().optional(),
+  password: clearable(linkPassword),
 }).refine((b) => Object.values(b).some((v) => v !== undefined), {
   message: "give at least one field to change",
 });

@@ -7,6 +7,7 @@ import { checkChosenPath, lockPath, pathTaken } from "./paths.ts";
 import { hashSecret, plausibleSecret } from "../secrets.ts";
 import { wrongProjectKey } from "../projects.ts";
 import type { Apps, LinkHost } from "../apps.ts";
+import type { LinkRule, LinkSplit } from "./rules.ts";
 
 export interface Redirect {
   url?: string;
@@ -61,6 +62,14 @@ export interface LinkRow {
   /** Null: no limit on views. */
   max_views: number | null;
   expired_url: string | null;
+  /** Ordered redirect rules (services/links/rules.ts), null when none. */
+  rules: LinkRule[] | null;
+  /** The split for hits no rule took, null when none. */
+  split: LinkSplit | null;
+  forward_query: boolean;
+  append_utm: boolean;
+  /** Never leaves the service: the managed link shows `password_protected`. */
+  password_hash: string | null;
   created_at: Date;
   updated_at: Date;
   /** The project's link domain when the row was read (a join, not a column of links). */
@@ -90,6 +99,12 @@ export interface ManagedNewLink extends NewLink {
   expires_at?: Date | undefined;
   max_views?: number | undefined;
   expired_url?: string | undefined;
+  rules?: LinkRule[] | undefined;
+  split?: LinkSplit | undefined;
+  forward_query?: boolean | undefined;
+  append_utm?: boolean | undefined;
+  /** The password's hash (services/access/passwords.ts), never the password. */
+  password_hash?: string | undefined;
 }
 
 /** An absolute http(s) URL with a host: the only redirect targets the link host follows. */
@@ -211,7 +226,8 @@ export async function createLink(
             ios_custom_redirect, android_custom_redirect, desktop_custom_redirect,
             show_preview_ios, show_preview_android,
             tracking_campaign, tracking_source, tracking_medium,
-            sdk_generated, generated_from_platform, expires_at, max_views, expired_url
+            sdk_generated, generated_from_platform, expires_at, max_views, expired_url,
+            rules, split, forward_query, append_utm, password_hash
           ) select
             ${environmentId}, ${path}, ${input.title ?? ""}, ${input.subtitle ?? ""},
             ${input.image ?? null}, ${tx.json((input.data ?? {}) as never)},
@@ -223,7 +239,11 @@ export async function createLink(
             ${input.tracking_campaign ?? null}, ${input.tracking_source ?? null},
             ${input.tracking_medium ?? null},
             ${origin === "sdk"}, ${PLATFORM[origin]}, ${input.expires_at ?? null},
-            ${input.max_views ?? null}, ${input.expired_url ?? null}
+            ${input.max_views ?? null}, ${input.expired_url ?? null},
+            ${input.rules?.length ? tx.json(input.rules as never) : null},
+            ${input.split ? tx.json(input.split as never) : null},
+            ${input.forward_query ?? false}, ${input.append_utm ?? false},
+            ${input.password_hash ?? null}
           where not exists (select 1 from retired_link_paths r where r.path = ${path})
           returning *)
           select l.*, p.link_domain
@@ -410,8 +430,15 @@ export type HostedLink =
     | "expires_at"
     | "max_views"
     | "expired_url"
+    | "forward_query"
+    | "append_utm"
   >
-  & { apps: Apps };
+  & {
+    apps: Apps;
+    /** `[rules, split]` as JSON text (services/links/rules.ts), null when it has neither. */
+    routing: string | null;
+    password_protected: boolean;
+  };
 
 /**
  * The active, unarchived link at `path` if its project is served on `host` (services/apps.ts):
@@ -435,7 +462,12 @@ export async function getHostedLink(
     select l.id, l.environment_id, l.path, p.link_domain, l.title, l.subtitle, l.image,
       l.ios_custom_redirect, l.android_custom_redirect, l.desktop_custom_redirect,
       l.show_preview_ios, l.show_preview_android, l.tracking_campaign, l.tracking_source,
-      l.tracking_medium, l.expires_at, l.max_views, l.expired_url, p.apps
+      l.tracking_medium, l.expires_at, l.max_views, l.expired_url, p.apps,
+      -- Rules and split as text: compiled once per distinct text (services/links/rules.ts),
+      -- not parsed on every hit.
+      case when l.rules is null and l.split is null then null
+        else json_build_array(l.rules, l.split)::text end as routing,
+      l.forward_query, l.append_utm, l.password_hash is not null as password_protected
     from links l join environments e on e.id = l.environment_id join projects p on p.id = e.project_id
     where l.path = ${path} and l.active and not l.archived
       -- The projects served on the host: the one whose link domain it is, or, on the default
