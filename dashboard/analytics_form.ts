@@ -65,6 +65,8 @@ export const DIMENSION_LABELS: Record<Dimension, string> = {
   source: "Source",
   medium: "Medium",
   event_name: "Event name",
+  rule: "Rule (one link)",
+  variant: "Split variant (one link)",
 };
 
 /** Today's date in `tz` (UTC when the runtime does not know the zone's name). */

@@ -1001,6 +1001,40 @@ export const OPENAPI_DOCUMENT = {
           }, "text/html"),
         },
       },
+      post: {
+        operationId: "unlockLink",
+        security: publicRoute,
+        summary: "A password link's password (the form of its password page)",
+        description: "The right password gets the link's usual answer (as GET) and counts " +
+          "one view; a wrong one 401 and the page again; after 10 wrong ones from one address " +
+          "in 15 minutes, 503 with Retry-After.",
+        parameters: [pathParam("path")],
+        requestBody: {
+          required: true,
+          content: {
+            "application/x-www-form-urlencoded": {
+              schema: object({ password: { type: "string", maxLength: 1024 } }),
+            },
+          },
+        },
+        responses: {
+          200: ok("The link's preview or open-app page", { type: "string" }, "text/html"),
+          302: { description: "The link's usual redirect" },
+          401: ok("Wrong password: the password page again", { type: "string" }, "text/html"),
+          404: ok("Unknown, deactivated or archived link", { type: "string" }, "text/html"),
+          405: { description: "The link has no password: only GET and HEAD" },
+          410: ok("The link has expired", { type: "string" }, "text/html"),
+          503: {
+            ...ok("Too many wrong passwords (rate_limited)", { type: "string" }, "text/html"),
+            headers: {
+              "Retry-After": {
+                description: "seconds until a password is accepted again",
+                schema: { type: "integer", minimum: 1 },
+              },
+            },
+          },
+        },
+      },
     },
     "/.well-known/apple-app-site-association": {
       get: {
