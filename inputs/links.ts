@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { httpUrl, jsonObject, optional, stringifiedJson, text } from "./common.ts";
 import { chosenPathProblem } from "../services/links/paths.ts";
-import { linkPassword, rulesInput, splitInput } from "./link_rules.ts";
+import { linkPassword, MAX_RULES_BYTES, rulesInput, splitInput } from "./link_rules.ts";
 
 export const MAX_TITLE = 1000;
 export const MAX_TRACKING = 255;
@@ -218,6 +218,12 @@ export const importRow = z.object({
   expires_at: optional(dateTimeInput),
   max_views: optional(csvMaxViews),
   expired_url: optional(httpUrl),
+  // JSON cells, as the managed link holds them; no password column (a password is hashed one
+  // link at a time: set it through the API or the dashboard).
+  rules: optional(stringifiedJson(rulesInput, "a JSON array of rules", MAX_RULES_BYTES)),
+  split: optional(stringifiedJson(splitInput, "a JSON array of variants", 16 * 1024)),
+  forward_query: optional(csvBoolean),
+  append_utm: optional(csvBoolean),
 });
 
 export type ImportRow = z.output<typeof importRow>;

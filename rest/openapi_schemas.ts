@@ -28,6 +28,7 @@ import { androidApp, iosApp } from "../inputs/project_settings.ts";
 import { createDestinationBody, patchDestinationBody } from "../inputs/destinations.ts";
 import { createProjectBody, createTokenBody, updateProjectBody } from "../inputs/admin.ts";
 import { createManagedLinkBody, patchLinkBody } from "../inputs/links.ts";
+import type { SplitResults } from "../services/links/split_results.ts";
 import type { ManagedLink } from "../services/links/manage.ts";
 
 // Compile time: a zod shape's type and the service's type are the same (optional keys aside).
@@ -114,6 +115,28 @@ export const managedLinkSchema = linkSchema.extend({
   password_protected: z.boolean(),
 });
 const _managed: Same<z.output<typeof managedLinkSchema>, ManagedLink> = true;
+
+export const splitResultsSchema = z.object({
+  rule: z.union([z.string(), z.int()]).nullable().meta({
+    description: "the rule whose split this is (name or 1-based index); null: the link's own",
+  }),
+  variants: z.array(z.object({
+    variant: z.int().min(1),
+    url: z.string(),
+    weight: z.int(),
+    views: total,
+    installs: total,
+    purchases: z.int(),
+    revenue: z.int().meta({ description: "minor currency units" }),
+    conversion_rate: z.number().meta({ description: "installs per view" }),
+    probability_best: z.number().min(0).max(1).meta({
+      description: "the probability that this variant's conversion rate is the highest " +
+        "(Beta posteriors from a uniform prior)",
+    }),
+  })),
+  enough_data: z.boolean().meta({ description: "false while a variant has under 100 views" }),
+});
+const _split: Same<z.output<typeof splitResultsSchema>, SplitResults> = true;
 
 export const importRefusedSchema = errorSchema.extend({
   errors: z.array(z.object({
@@ -331,6 +354,8 @@ const COMPONENTS = {
   AuditLogPage: auditLogPageSchema,
   CreatedApiKey: createdApiKeySchema,
   Analytics: analyticsSchema,
+  SplitResults: splitResultsSchema,
+  Rule: ruleSchema,
   Redirect: redirectInput,
   Purchase: purchaseInput,
   IosApp: iosApp,
