@@ -357,12 +357,15 @@ export const OPENAPI_DOCUMENT = {
           },
         },
         responses: {
-          200: ok("The stored logo", object({
-            qr_logo: object({
-              type: { type: "string", enum: ["image/png", "image/svg+xml"] },
-              bytes: { type: "integer" },
+          200: ok(
+            "The stored logo",
+            object({
+              qr_logo: object({
+                type: { type: "string", enum: ["image/png", "image/svg+xml"] },
+                bytes: { type: "integer" },
+              }),
             }),
-          })),
+          ),
           400: error("Not a PNG or a plain SVG, or empty (invalid_field, field logo)"),
           ...adminRefusals,
           404: error("No such project"),
@@ -759,8 +762,10 @@ export const OPENAPI_DOCUMENT = {
               "image/png": { schema: { type: "string", contentMediaType: "image/png" } },
             },
           },
-          400: error("A bad option, too little contrast, a size too small for the code, or " +
-            "logo=1 without a logo (invalid_field)"),
+          400: error(
+            "A bad option, too little contrast, a size too small for the code, or " +
+              "logo=1 without a logo (invalid_field)",
+          ),
           ...adminRefusals,
           404: error("No such project_id or link"),
         },

@@ -25,7 +25,9 @@ function normal(random: () => number): number {
 
 /** A Gamma(shape, 1) draw (Marsaglia and Tsang; shape < 1 through the boost of shape + 1). */
 export function gamma(shape: number, random: () => number): number {
-  if (shape < 1) return gamma(shape + 1, random) * Math.pow(random() || Number.MIN_VALUE, 1 / shape);
+  if (shape < 1) {
+    return gamma(shape + 1, random) * Math.pow(random() || Number.MIN_VALUE, 1 / shape);
+  }
   const d = shape - 1 / 3;
   const c = 1 / Math.sqrt(9 * d);
   for (;;) {

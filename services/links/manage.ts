@@ -105,11 +105,17 @@ export async function createManagedLink(
 ): Promise<ManagedLinkRow> {
   const env = await getEnvironmentOrThrow(sql, projectId);
   const { password, ...fields } = input;
-  const row = await createLink(sql, env.id, {
-    ...fields,
-    // Hashed as account passwords are; the password itself is never stored or logged.
-    ...(password === undefined ? {} : { password_hash: await hashPassword(password) }),
-  }, origin, audit);
+  const row = await createLink(
+    sql,
+    env.id,
+    {
+      ...fields,
+      // Hashed as account passwords are; the password itself is never stored or logged.
+      ...(password === undefined ? {} : { password_hash: await hashPassword(password) }),
+    },
+    origin,
+    audit,
+  );
   return { ...row, total_views: 0, limited_views: 0 };
 }
 

@@ -132,17 +132,22 @@ export function qrSvg(text: string, options: QrOptions): string {
       x += run;
     }
   });
-  const ground = options.bg === null ? "" : `<rect width="${total}" height="${total}" fill="${options.bg}"/>`;
+  const ground = options.bg === null
+    ? ""
+    : `<rect width="${total}" height="${total}" fill="${options.bg}"/>`;
   let logo = "";
   if (logoBox && options.logo) {
     const pad = logoBox.side * 0.08;
-    logo = `<rect x="${logoBox.at}" y="${logoBox.at}" width="${logoBox.side}" height="${logoBox.side}" fill="${
-      options.bg ?? "#ffffff"
-    }"/><image x="${logoBox.at + pad}" y="${logoBox.at + pad}" width="${logoBox.side - 2 * pad}" height="${
-      logoBox.side - 2 * pad
-    }" preserveAspectRatio="xMidYMid meet" href="data:${options.logo.type};base64,${
-      base64(options.logo.bytes)
-    }"/>`;
+    logo =
+      `<rect x="${logoBox.at}" y="${logoBox.at}" width="${logoBox.side}" height="${logoBox.side}" fill="${
+        options.bg ?? "#ffffff"
+      }"/><image x="${logoBox.at + pad}" y="${logoBox.at + pad}" width="${
+        logoBox.side - 2 * pad
+      }" height="${
+        logoBox.side - 2 * pad
+      }" preserveAspectRatio="xMidYMid meet" href="data:${options.logo.type};base64,${
+        base64(options.logo.bytes)
+      }"/>`;
   }
   return `<svg xmlns="http://www.w3.org/2000/svg" width="${options.size}" height="${options.size}" viewBox="0 0 ${total} ${total}" shape-rendering="crispEdges">${ground}<path fill="${options.fg}" d="${d}"/>${logo}</svg>`;
 }

@@ -56,9 +56,13 @@ export function splitOf(
   const at = found !== -1 ? found : index >= 0 && index < rules.length ? index : -1;
   const chosen = at === -1 ? undefined : rules[at];
   if (!chosen?.split) {
-    throw new ApiError("invalid_field", "rule: no rule of the link with that name or number has a split", {
-      field: "rule",
-    });
+    throw new ApiError(
+      "invalid_field",
+      "rule: no rule of the link with that name or number has a split",
+      {
+        field: "rule",
+      },
+    );
   }
   return { label: chosen.name ?? at + 1, split: chosen.split };
 }
