@@ -8,6 +8,7 @@ import type { AnalyticsArgs, AnalyticsNode } from "./analytics.ts";
 import { authorizeField } from "./authorize.ts";
 import type { GraphQLContext } from "./context.ts";
 import type { LinkNode } from "./nodes.ts";
+import { splitOf, splitResults } from "../services/links/split_results.ts";
 
 /** Link.metrics: the link's lifetime counters (the admin graph's `analytics.read`). */
 export async function linkMetrics(link: LinkNode, ctx: GraphQLContext): Promise<LinkMetricsNode> {
@@ -48,4 +49,68 @@ export function linkStateOf(link: LinkNode, ctx: GraphQLContext): LinkState | Pr
     if (!read?.state) throw notFound("link");
     return read.state;
   });
+}
+
+/**
+ * Link.splitResults: a split's figures per variant and the probability each is best (the
+ * admin graph's `analytics.read`). The link's rules and split, and its figures, each through a
+ * loader: one query each for a whole page.
+ */
+export async function linkSplitResults(
+  link: LinkNode,
+  rule: string | null | undefined,
+  ctx: GraphQLContext,
+): Promise<SplitResultsNode | null> {
+  const [own, figures] = await Promise.all([
+    ctx.loaders.links(["rules", "split"]).load(link.id),
+    ctx.loaders.splitFigures(ctx).load(link),
+  ]);
+  if (!own) throw notFound("link");
+  // No split anywhere and none asked for by name: nothing to report.
+  if (rule == null && own.split === null && own.rules.every((r) => r.split === null)) return null;
+  const { label, split } = splitOf(
+    {
+      rules: own.rules.map((r) => ({
+        ...(r.name === null ? {} : { name: r.name }),
+        when: r.when,
+        ...(r.url === null ? {} : { url: r.url }),
+        ...(r.split === null ? {} : { split: r.split }),
+      })),
+      split: own.split,
+    },
+    rule ?? undefined,
+  );
+  const results = splitResults(label, split, figures);
+  return {
+    rule: results.rule === null ? null : String(results.rule),
+    enoughData: results.enough_data,
+    variants: results.variants.map((v) => ({
+      variant: v.variant,
+      url: v.url,
+      weight: v.weight,
+      views: v.views,
+      installs: v.installs,
+      purchases: v.purchases,
+      revenue: v.revenue,
+      conversionRate: v.conversion_rate,
+      probabilityBest: v.probability_best,
+    })),
+  };
+}
+
+/** SplitResults with the schema's own field names (resolvers/nodes.ts says why). */
+export interface SplitResultsNode {
+  rule: string | null;
+  enoughData: boolean;
+  variants: {
+    variant: number;
+    url: string;
+    weight: number;
+    views: number;
+    installs: number;
+    purchases: number;
+    revenue: number;
+    conversionRate: number;
+    probabilityBest: number;
+  }[];
 }

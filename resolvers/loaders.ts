@@ -16,6 +16,7 @@ import { seriesValueBound } from "../services/analytics/params.ts";
 import { queryAnalyticsByLink } from "../services/analytics/query.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { listLinksByIds } from "../services/links/links.ts";
+import { splitFigures } from "../services/links/split_results.ts";
 import { linkMetricsByIds, type LinkMetricsNode } from "../services/metrics.ts";
 import {
   type AnalyticsArgs,
@@ -28,6 +29,9 @@ import { authorizeField } from "./authorize.ts";
 import type { GraphQLContext } from "./context.ts";
 import { linkColumns, type LinkField, linkFields, type LinkNode, linkNode } from "./nodes.ts";
 import { selectedFields } from "./selection.ts";
+
+type SplitFigures = Awaited<ReturnType<typeof splitFigures>> extends Map<number, infer F> ? F
+  : never;
 
 /** The Link fields an edge selects, and the key of the loader that reads them. */
 interface LinkEdgeFields {
@@ -79,6 +83,7 @@ export class Loaders {
   readonly #links = new Map<string, LinkLoader>();
   #metrics: DataLoader<number, LinkMetricsNode | null> | null = null;
   readonly #analytics = new Map<readonly FieldNode[], DataLoader<LinkNode, AnalyticsNode>>();
+  #splitFigures: DataLoader<LinkNode, SplitFigures> | null = null;
   /** Set for a subscription's page: every link edge reads these fields (see forPage). */
   readonly #fixedLinkFields: LinkEdgeFields | null;
 
@@ -145,6 +150,31 @@ export class Loaders {
       });
     }
     return this.#metrics;
+  }
+
+  /**
+   * Each link's split figures (views, installs, purchases and revenue per rule and variant), for
+   * a page's links in one query per environment, authorised once per environment.
+   */
+  splitFigures(ctx: GraphQLContext): DataLoader<LinkNode, SplitFigures> {
+    if (!this.#splitFigures) {
+      const { sql } = this.#deps;
+      this.#splitFigures = new DataLoader<LinkNode, SplitFigures, number>(async (links) => {
+        const answers = new Map<number, SplitFigures | Error>();
+        for (const [environmentId, group] of byEnvironment(links)) {
+          try {
+            await authorizeField(ctx, "Link.splitResults", environmentId);
+            const byLink = await splitFigures(sql, environmentId, group.map((l) => l.id));
+            for (const link of group) answers.set(link.id, byLink.get(link.id) ?? []);
+          } catch (err) {
+            const error = err instanceof Error ? err : new Error(String(err));
+            for (const link of group) answers.set(link.id, error);
+          }
+        }
+        return links.map((link) => answers.get(link.id)!);
+      }, { cacheKeyFn: (link) => link.id });
+    }
+    return this.#splitFigures;
   }
 
   /**
