@@ -167,12 +167,18 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
         countryOf(),
       );
     let query: URLSearchParams | undefined;
-    const queryOf = () => query ??= new URL(c.req.url).searchParams;
+    const queryOf = () => {
+      if (query) return query;
+      const url = c.req.url;
+      const at = url.indexOf("?");
+      return query = new URLSearchParams(at === -1 ? "" : url.slice(at + 1));
+    };
 
     let choice: RouteChoice | null = null;
     let newVisitor: string | null = null;
     const routing = crawler ? null : routingOf(link.routing);
     if (routing) {
+      let address: string | undefined;
       const facts: HitFacts = {
         platform,
         now: deps.clock.now().getTime(),
@@ -181,7 +187,7 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
         os: () => visitorOf().os,
         query: queryOf,
         referrerHost: () => visitorOf().referrerHost,
-        address: () => clientAddress(c, config.trustProxy),
+        address: () => address ??= clientAddress(c, config.trustProxy),
       };
       choice = chooseRoute(routing, facts, link.id, () => {
         const known = visitorIdFromCookie(c.req.header("Cookie"));

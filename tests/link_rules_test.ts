@@ -14,7 +14,7 @@ import {
   serveApp,
   startTestServer,
 } from "./helpers/server.ts";
-import { pickVariant } from "../services/links/rules.ts";
+import { ipv4Number, pickVariant } from "../services/links/rules.ts";
 import { preferredLanguage } from "../services/links/rules.ts";
 
 const NOW = "2026-05-01T12:00:00.000Z";
@@ -419,3 +419,11 @@ async function envelopes(path: string): Promise<Json[]> {
     where l.path = ${path} order by e.id`;
   return rows.map((r) => JSON.parse(r.body));
 }
+
+Deno.test("IPv4 addresses are read as numbers; anything else is no IPv4 address", () => {
+  assert.equal(ipv4Number("192.0.2.1"), 0xc0000201);
+  assert.equal(ipv4Number("255.255.255.255"), 0xffffffff);
+  for (const bad of ["256.0.0.1", "1.2.3", "1.2.3.4.5", "1..2.3", "::1", "", "1.2.3.a"]) {
+    assert.equal(ipv4Number(bad), null, bad);
+  }
+});

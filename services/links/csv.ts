@@ -159,12 +159,14 @@ async function insertBatch(tx: Db, environmentId: number, batch: Pending[]): Pro
       ios_custom_redirect, android_custom_redirect, desktop_custom_redirect,
       show_preview_ios, show_preview_android, tracking_campaign, tracking_source,
       tracking_medium, sdk_generated, generated_from_platform, expires_at, max_views,
-      expired_url, rules, split, forward_query, append_utm
+      expired_url, rules, split, forward_query, append_utm, routing
     )
     select ${environmentId}, i.path, i.title, i.subtitle, i.image, i.data, i.tags, i.ios,
       i.android, i.desktop, i.show_preview_ios, i.show_preview_android, i.tracking_campaign,
       i.tracking_source, i.tracking_medium, false, 'Import', i.expires_at, i.max_views,
-      i.expired_url, i.rules, i.split, i.forward_query, i.append_utm
+      i.expired_url, i.rules, i.split, i.forward_query, i.append_utm,
+      case when i.rules is null and i.split is null then null
+        else json_build_array(i.rules, i.split)::text end
     from input i
     where not exists (select 1 from retired_link_paths r where r.path = i.path)
     order by i.n

@@ -107,6 +107,19 @@ export interface ManagedNewLink extends NewLink {
   password_hash?: string | undefined;
 }
 
+/**
+ * The `routing` column the link host reads: `[rules, split]` as JSON text, null when the link has
+ * neither (ROUTING_SQL is the same over a row's columns).
+ */
+export function routingText(
+  rules: readonly unknown[] | null | undefined,
+  split: readonly unknown[] | null | undefined,
+): string | null {
+  const r = rules?.length ? rules : null;
+  const s = split ?? null;
+  return r === null && s === null ? null : JSON.stringify([r, s]);
+}
+
 /** An absolute http(s) URL with a host: the only redirect targets the link host follows. */
 export function isHttpUrl(value: string): boolean {
   if (!/^https?:\/\//i.test(value)) return false;
@@ -227,7 +240,7 @@ export async function createLink(
             show_preview_ios, show_preview_android,
             tracking_campaign, tracking_source, tracking_medium,
             sdk_generated, generated_from_platform, expires_at, max_views, expired_url,
-            rules, split, forward_query, append_utm, password_hash
+            rules, split, forward_query, append_utm, password_hash, routing
           ) select
             ${environmentId}, ${path}, ${input.title ?? ""}, ${input.subtitle ?? ""},
             ${input.image ?? null}, ${tx.json((input.data ?? {}) as never)},
@@ -243,7 +256,7 @@ export async function createLink(
             ${input.rules?.length ? tx.json(input.rules as never) : null},
             ${input.split ? tx.json(input.split as never) : null},
             ${input.forward_query ?? false}, ${input.append_utm ?? false},
-            ${input.password_hash ?? null}
+            ${input.password_hash ?? null}, ${routingText(input.rules, input.split)}
           where not exists (select 1 from retired_link_paths r where r.path = ${path})
           returning *)
           select l.*, p.link_domain
@@ -463,11 +476,9 @@ export async function getHostedLink(
       l.ios_custom_redirect, l.android_custom_redirect, l.desktop_custom_redirect,
       l.show_preview_ios, l.show_preview_android, l.tracking_campaign, l.tracking_source,
       l.tracking_medium, l.expires_at, l.max_views, l.expired_url, p.apps,
-      -- Rules and split as text: compiled once per distinct text (services/links/rules.ts),
-      -- not parsed on every hit.
-      case when l.rules is null and l.split is null then null
-        else json_build_array(l.rules, l.split)::text end as routing,
-      l.forward_query, l.append_utm, l.password_hash is not null as password_protected
+      -- Rules and split as stored text: compiled once per distinct text
+      -- (services/links/rules.ts), not serialised or parsed on every hit.
+      l.routing, l.forward_query, l.append_utm, l.password_hash is not null as password_protected
     from links l join environments e on e.id = l.environment_id join projects p on p.id = e.project_id
     where l.path = ${path} and l.active and not l.archived
       -- The projects served on the host: the one whose link domain it is, or, on the default

@@ -210,6 +210,14 @@ export async function updateLink(
     } else {
       await tx`update links set updated_at = now() where id = ${old.id}`;
     }
+    if (patch.rules !== undefined || patch.split !== undefined) {
+      // What the link host reads (services/links/links.ts routingText), from the new values.
+      await tx`
+        update links set routing = case when rules is null and split is null then null
+          else json_build_array(rules, split)::text end
+        where id = ${old.id}
+      `;
+    }
     if (old.max_views === null && patch.max_views != null) {
       await tx`update link_counters set limited_views = total_views where link_id = ${old.id}`;
     }

@@ -8,7 +8,12 @@ alter table links
   add column if not exists split jsonb,
   add column if not exists forward_query boolean not null default false,
   add column if not exists append_utm boolean not null default false,
-  add column if not exists password_hash text;
+  add column if not exists password_hash text,
+  -- What the link host reads of them: `[rules, split]` as JSON text, null when the link has
+  -- neither, written with them by the service (services/links/links.ts, manage.ts, csv.ts). The
+  -- hit's query then sends stored text as it is, instead of serialising two jsonb values on
+  -- every redirect.
+  add column if not exists routing text;
 
 -- Wrong passwords per link and client address within the window
 -- (services/links/password_limit.ts). The address is kept only as a hash of its limit key
