@@ -19,7 +19,7 @@ import { pageRoutes } from "./pages/routes.ts";
 import { opsRoutes } from "./rest/ops.ts";
 import { sdkLinkFastPath, sdkRoutes } from "./rest/sdk.ts";
 import type { AppDeps } from "./services/deps.ts";
-import { LiveTails } from "./services/live_tail.ts";
+import { LiveTails } from "./services/feed/live_tail.ts";
 import { clientAddress } from "./inputs/headers.ts";
 
 /**

@@ -14,8 +14,8 @@
 import process from "node:process";
 import { parseArgs } from "node:util";
 import { resolveConfig } from "../config.ts";
-import { systemClock } from "../services/clock.ts";
-import { hashSecret } from "../services/secrets.ts";
+import { systemClock } from "../infra/clock.ts";
+import { hashSecret } from "../infra/secrets.ts";
 import { connect, type Sql } from "../db/connect.ts";
 import { ADMIN_TOKEN, benchDatabase, CURSOR_SECRET, pgSocketUrl, seedSdkLink } from "./lib.ts";
 import { benchLogWriter } from "./logging.ts";
@@ -55,8 +55,8 @@ async function buildApp(dir: string, sql: Sql): Promise<Built> {
   const m = (p: string) => import(`${dir}/${p}`);
   const [{ createApp }, { ViewRecorder }, { createLogger }] = await Promise.all([
     m("app.ts"),
-    m("services/view_recorder.ts"),
-    m("services/log.ts"),
+    m("services/link_host/view_recorder.ts"),
+    m("infra/log.ts"),
   ]);
   const config = resolveConfig({
     DATABASE_URL: "postgres://bench",

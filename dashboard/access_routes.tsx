@@ -18,7 +18,7 @@ import { listMembers, removeMember, setMemberRole } from "../services/access/mem
 import { ROLES } from "../services/access/permissions.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { ApiError } from "../services/errors.ts";
-import { getProjectOrThrow } from "../services/projects.ts";
+import { getProjectOrThrow } from "../services/projects/projects.ts";
 import type { PageKit } from "./destination_routes.tsx";
 import { formText } from "./forms.ts";
 import { envBase } from "./layout.tsx";

@@ -16,16 +16,16 @@ import {
 } from "../services/links/dashboard.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { ApiError, classifyError, ERROR_STATUS } from "../services/errors.ts";
-import { planExport, streamExport } from "../services/export.ts";
+import { planExport, streamExport } from "../services/analytics/history_export.ts";
 import { readAdmittedPage } from "../services/feed/feed.ts";
-import { LiveTails } from "../services/live_tail.ts";
+import { LiveTails } from "../services/feed/live_tail.ts";
 import { createFeedToken, listFeedTokens, revokeFeedToken } from "../services/feed/tokens.ts";
 import { accessPath } from "../services/links/links.ts";
 import { createManagedLink, deleteLink, updateLink } from "../services/links/manage.ts";
 import { importLinks, ImportRefused } from "../services/links/csv.ts";
 import { linkExportBody, MAX_IMPORT_BYTES, readImportRows } from "../services/links/csv_text.ts";
-import { csrfTokenMatches } from "../services/sessions.ts";
-import { describeError } from "../services/log.ts";
+import { csrfTokenMatches } from "../services/access/sessions.ts";
+import { describeError } from "../infra/log.ts";
 import {
   createProject,
   getEnvironmentOrThrow,
@@ -33,14 +33,14 @@ import {
   listProjects,
   regenerateProjectKey,
   updateProject,
-} from "../services/projects.ts";
+} from "../services/projects/projects.ts";
 import {
   sessionStands,
   signIn,
   signInWithPassword,
   signOut,
   startAccountSession,
-} from "../services/sessions.ts";
+} from "../services/access/sessions.ts";
 import { completeSetup, setupLinkAccount } from "../services/access/accounts.ts";
 import { authorize, authorizeProjectUpdate } from "../services/access/authorize.ts";
 import { SetupPage } from "./pages/setup.tsx";

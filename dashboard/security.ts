@@ -17,14 +17,14 @@ import {
 import { actorOf } from "../services/access/principal.ts";
 import { routeAccess } from "../services/access/routes.ts";
 import type { AppDeps } from "../services/deps.ts";
-import type { Clock } from "../services/clock.ts";
+import type { Clock } from "../infra/clock.ts";
 import { isCrossSite as isCrossSiteRequest } from "../inputs/headers.ts";
 import {
   csrfTokenMatches,
   resumeSession,
   type Session,
   SESSION_COOKIE,
-} from "../services/sessions.ts";
+} from "../services/access/sessions.ts";
 
 export { SESSION_COOKIE };
 export const CSRF_FIELD = "_csrf";

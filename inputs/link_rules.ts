@@ -3,7 +3,7 @@
 import { z } from "zod";
 import ipaddr from "ipaddr.js";
 import { httpUrl, text } from "./common.ts";
-import { isoCountry } from "../services/geo.ts";
+import { isoCountry } from "../services/events/geo.ts";
 import { PASSWORD_MAX_LENGTH } from "../services/access/passwords.ts";
 
 export const MAX_RULES = 50;

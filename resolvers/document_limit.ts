@@ -7,7 +7,7 @@
 // their bytes, not by a count of documents.
 import { type DocumentNode, GraphQLError, type Source } from "graphql";
 import type { Plugin } from "graphql-yoga";
-import { ByteCache, stringBytes } from "../services/byte_cache.ts";
+import { ByteCache, stringBytes } from "../infra/byte_cache.ts";
 
 /**
  * The largest document accepted, in UTF-8 bytes, comments and white space included. Our largest

@@ -14,7 +14,7 @@ import {
   getEnvironmentOrThrow,
   getProjectOrThrow,
   parseEnvironmentId,
-} from "../services/projects.ts";
+} from "../services/projects/projects.ts";
 import type { AdminField } from "../services/access/graphql_fields.ts";
 import { authorizeField } from "./authorize.ts";
 import type { GraphQLContext } from "./context.ts";

@@ -16,7 +16,7 @@ import {
   type OperationDefinitionNode,
 } from "graphql";
 import { type FetchAPI, processRegularResult, type YogaServerInstance } from "graphql-yoga";
-import { ByteCache } from "../services/byte_cache.ts";
+import { ByteCache } from "../infra/byte_cache.ts";
 import { type DirectExecute, directExecute, type ExecutePlugin } from "./direct_execute.ts";
 import { documentBytes, documentFits } from "./document_limit.ts";
 

@@ -3,7 +3,7 @@
 import type { GraphQLResolveInfo } from "graphql";
 import { notFound } from "../services/errors.ts";
 import type { LinkState } from "../services/links/manage.ts";
-import type { LinkMetricsNode } from "../services/metrics.ts";
+import type { LinkMetricsNode } from "../services/links/metrics.ts";
 import type { AnalyticsArgs, AnalyticsNode } from "./analytics.ts";
 import { authorizeField } from "./authorize.ts";
 import type { GraphQLContext } from "./context.ts";

@@ -8,8 +8,12 @@ import {
   getPlainLinkForSdkOrThrow,
   PLAIN_LINK_COLUMNS,
 } from "../services/links/links.ts";
-import { type LinkMetricsNode, projectMetricsForGraphQL } from "../services/metrics.ts";
-import { authenticateSdk, LINK_ENVIRONMENTS, METRICS_ENVIRONMENTS } from "../services/sdk_auth.ts";
+import { type LinkMetricsNode, projectMetricsForGraphQL } from "../services/links/metrics.ts";
+import {
+  authenticateSdk,
+  LINK_ENVIRONMENTS,
+  METRICS_ENVIRONMENTS,
+} from "../services/access/sdk_auth.ts";
 import type { GraphQLContext } from "./context.ts";
 import { camelPath, withGraphQLNames } from "./errors.ts";
 import { selectedLinkFields } from "./loaders.ts";

@@ -17,7 +17,7 @@ import { queryAnalyticsByLink } from "../services/analytics/query.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { listLinksByIds } from "../services/links/links.ts";
 import { splitFigures } from "../services/links/split_results.ts";
-import { linkMetricsByIds, type LinkMetricsNode } from "../services/metrics.ts";
+import { linkMetricsByIds, type LinkMetricsNode } from "../services/links/metrics.ts";
 import {
   type AnalyticsArgs,
   type AnalyticsNode,

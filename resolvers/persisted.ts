@@ -19,7 +19,7 @@ import { useAPQ } from "@graphql-yoga/plugin-apq";
 import { usePersistedOperations } from "@graphql-yoga/plugin-persisted-operations";
 import { GraphQLError } from "graphql";
 import type { Plugin } from "graphql-yoga";
-import { ByteCache, stringBytes } from "../services/byte_cache.ts";
+import { ByteCache, stringBytes } from "../infra/byte_cache.ts";
 import { documentFits } from "./document_limit.ts";
 
 /** The hash a request names (`extensions.persistedQuery`, version 1), or null. */

@@ -13,7 +13,7 @@ import type { ExecutionArgs } from "graphql";
 import { getOperationAST, GraphQLError } from "graphql";
 import type { YogaServerInstance } from "graphql-yoga";
 import type { AppDeps } from "../services/deps.ts";
-import { describeError } from "../services/log.ts";
+import { describeError } from "../infra/log.ts";
 import type { RequestFacts } from "./context.ts";
 
 /** A WebSocket message at most: the size of a request body (rest/middleware.ts). */

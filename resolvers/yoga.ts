@@ -12,8 +12,8 @@ import {
   renderGraphiQL,
 } from "../pages/graphiql.ts";
 import type { AppDeps } from "../services/deps.ts";
-import { describeError } from "../services/log.ts";
-import { resumeSession, SESSION_COOKIE } from "../services/sessions.ts";
+import { describeError } from "../infra/log.ts";
+import { resumeSession, SESSION_COOKIE } from "../services/access/sessions.ts";
 import { cookieValue } from "../inputs/headers.ts";
 import { CSRF_HEADER } from "./authorize.ts";
 import { createContext, type GraphQLContext } from "./context.ts";

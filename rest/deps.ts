@@ -1,5 +1,5 @@
 import type { Principal } from "../services/access/principal.ts";
-import type { Clock } from "../services/clock.ts";
+import type { Clock } from "../infra/clock.ts";
 
 /** Hono's per-request variables, shared by the REST route modules. */
 export interface AppEnv {

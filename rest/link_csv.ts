@@ -6,7 +6,7 @@ import { ApiError } from "../services/errors.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { importLinks } from "../services/links/csv.ts";
 import { linkExportBody, readImportRows } from "../services/links/csv_text.ts";
-import { describeError } from "../services/log.ts";
+import { describeError } from "../infra/log.ts";
 import { auditOf, requireAccess } from "./access.ts";
 import type { AppEnv } from "./deps.ts";
 

@@ -6,8 +6,8 @@ import {
   isPreviewCrawler,
   redirectUrl,
 } from "../services/links/host.ts";
-import { requestHost } from "../services/apps.ts";
-import { describeVisitor, isKnownBot } from "../services/visitor.ts";
+import { requestHost } from "../services/link_host/apps.ts";
+import { describeVisitor, isKnownBot } from "../services/link_host/visitor.ts";
 import { clientAddress } from "../inputs/headers.ts";
 import { accessPath, getHostedLink, type HostedLink } from "../services/links/links.ts";
 import { claimView, expiredByDate, hasViewsLeft } from "../services/links/expiry.ts";
@@ -210,7 +210,7 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
       : null;
     const hit = decideHit(link, platform, crawler, choice?.url ?? null, web);
 
-    // Recorded behind the response (services/view_recorder.ts): the visitor never waits for it.
+    // Recorded behind the response (services/link_host/view_recorder.ts): the visitor never waits for it.
     if (counts) {
       deps.views.record(
         link,
@@ -248,7 +248,8 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
   app.get("/:path", async (c) => {
     const path = c.req.param("path");
     if (RESERVED.has(path)) return c.notFound();
-    // Only links of the projects served on the requested host (services/apps.ts): elsewhere 404.
+    // Only links of the projects served on the requested host (services/link_host/apps.ts): elsewhere
+    // 404.
     const host = requestHost(c.req.header("Host"), deps.config.linkBaseUrl);
     const link = await getHostedLink(sql, host, path);
     if (!link) return html(c, renderNotFoundPage(), 404);

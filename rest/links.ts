@@ -21,7 +21,7 @@ import {
   updateLink,
 } from "../services/links/manage.ts";
 import { auditOf, requireAccess } from "./access.ts";
-import { getEnvironmentOrThrow } from "../services/projects.ts";
+import { getEnvironmentOrThrow } from "../services/projects/projects.ts";
 import { getManagedLinkOrThrow } from "../services/links/manage.ts";
 import { accessPath } from "../services/links/links.ts";
 import { splitFigures, splitOf, splitResults } from "../services/links/split_results.ts";

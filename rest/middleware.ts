@@ -1,6 +1,6 @@
 import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
-import type { Logger } from "../services/log.ts";
+import type { Logger } from "../infra/log.ts";
 import type { AppEnv } from "./deps.ts";
 import { errorResponse, toErrorResponse } from "./errors.ts";
 

@@ -1,10 +1,14 @@
 import { Hono } from "hono";
 import type { Context } from "hono";
-import type { EnvironmentKind } from "../services/projects.ts";
-import { recordEvents } from "../services/events.ts";
+import type { EnvironmentKind } from "../services/projects/projects.ts";
+import { recordEvents } from "../services/events/record.ts";
 import { accessPath, createLink, getLinkForSdkOrThrow, toLink } from "../services/links/links.ts";
-import { projectMetricsEtag, projectMetricsJson } from "../services/metrics.ts";
-import { authenticateSdk, LINK_ENVIRONMENTS, METRICS_ENVIRONMENTS } from "../services/sdk_auth.ts";
+import { projectMetricsEtag, projectMetricsJson } from "../services/links/metrics.ts";
+import {
+  authenticateSdk,
+  LINK_ENVIRONMENTS,
+  METRICS_ENVIRONMENTS,
+} from "../services/access/sdk_auth.ts";
 import { readBody, readJson } from "./body.ts";
 import type { AppDeps } from "../services/deps.ts";
 import type { AppEnv } from "./deps.ts";

@@ -3,7 +3,7 @@
 // to hono (HEAD, a path to decode) get the same answers. The link host's hits, the other hot
 // path, have the same frame, and one-segment paths of other routes stay theirs.
 import assert from "node:assert/strict";
-import { createLogger } from "../services/log.ts";
+import { createLogger } from "../infra/log.ts";
 import { generateLink } from "./helpers/sdk.ts";
 import { assertError, call, createProject, startTestServer } from "./helpers/server.ts";
 

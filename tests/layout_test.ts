@@ -10,7 +10,7 @@ const TRANSPORTS: Record<string, string[]> = {
   dashboard: ["dashboard"],
 };
 // pages/ renders the static browser pages (GraphiQL, the API reference) that transports serve.
-const BELOW_TRANSPORTS = ["services", "inputs", "pages", "db"];
+const BELOW_TRANSPORTS = ["services", "infra", "inputs", "pages", "db"];
 
 async function* sourceFiles(dir: string): AsyncGenerator<string> {
   for await (const entry of Deno.readDir(dir)) {

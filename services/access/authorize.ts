@@ -1,7 +1,7 @@
 // The one check every transport makes before an operation: may this principal do it here?
 import type { Db } from "../../db/connect.ts";
 import { ApiError } from "../errors.ts";
-import { parseEnvironmentId } from "../projects.ts";
+import { parseEnvironmentId } from "../projects/projects.ts";
 import { memberRole } from "./members.ts";
 import { type Operation, type Permission, PERMISSIONS, roleAtLeast } from "./permissions.ts";
 import type { Principal } from "./principal.ts";

@@ -1,9 +1,9 @@
 // Project members: an account's role on a project (both environments). A project that has
 // members always has an owner among them.
 import type { Db, Sql } from "../../db/connect.ts";
-import type { Clock } from "../clock.ts";
+import type { Clock } from "../../infra/clock.ts";
 import { ApiError, notFound } from "../errors.ts";
-import { parseEnvironmentId } from "../projects.ts";
+import { parseEnvironmentId } from "../projects/projects.ts";
 import { parseAccountId } from "./accounts.ts";
 import { type AuditContext, recordAudit } from "./audit.ts";
 import type { AccessTarget } from "./authorize.ts";

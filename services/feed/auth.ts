@@ -2,10 +2,10 @@
 import postgres from "postgres";
 import type { Db } from "../../db/connect.ts";
 import { ApiError } from "../errors.ts";
-import { rateLimitedError, windowStart } from "../rate_limit.ts";
+import { rateLimitedError, windowStart } from "./rate_limit.ts";
 import { FEED_TOKEN_PREFIX } from "./tokens.ts";
-import { assertEnterprise, parseEnvironmentId } from "../projects.ts";
-import { hashSecret, plausibleSecret } from "../secrets.ts";
+import { assertEnterprise, parseEnvironmentId } from "../projects/projects.ts";
+import { hashSecret, plausibleSecret } from "../../infra/secrets.ts";
 
 /** An active feed token and what it reads. */
 export interface FeedReader {
@@ -53,7 +53,7 @@ export interface FeedReadAdmission {
   /** The project_id of the path, as written. */
   projectId: string;
   now: Date;
-  /** Reads per token per window (services/rate_limit.ts). */
+  /** Reads per token per window (services/feed/rate_limit.ts). */
   rateLimit: number;
   /** Record the read (its rate-limit hit and last-used minute) once admitted. */
   record: boolean;

@@ -2,7 +2,7 @@
 import type { Config } from "../../config.ts";
 import { onCitus } from "../../db/cluster.ts";
 import type { Db, Sql } from "../../db/connect.ts";
-import type { Clock } from "../clock.ts";
+import type { Clock } from "../../infra/clock.ts";
 import { ApiError } from "../errors.ts";
 import { FEED_EVENT_TYPES } from "./envelope.ts";
 import { admitFeedRead, type FeedReadAdmission, type FeedReader } from "./auth.ts";
@@ -16,7 +16,7 @@ import {
   withinPage,
 } from "./cursor.ts";
 import { feedRetentionCutoff } from "./retention.ts";
-import { parseEnvironmentId } from "../projects.ts";
+import { parseEnvironmentId } from "../projects/projects.ts";
 
 export const DEFAULT_FEED_LIMIT = 100;
 /**

@@ -4,8 +4,8 @@
 // an advisory lock, so the limit holds however many instances serve the link host. The address
 // is kept only as a hash of its limit key (an IPv6 /64 is one key, as for sign-ins).
 import type { Db, Sql } from "../../db/connect.ts";
-import { limitKey } from "../admin_token_limit.ts";
-import { hashSecret } from "../secrets.ts";
+import { limitKey } from "../access/admin_token_limit.ts";
+import { hashSecret } from "../../infra/secrets.ts";
 import { verifyPassword } from "../access/passwords.ts";
 
 export const LINK_PASSWORD_MAX_FAILURES = 10;

@@ -7,7 +7,7 @@
 // compiled form is kept keyed by the text itself: an edit is new text, never a stale entry, on
 // every instance at once, and a popular link's hits skip JSON.parse.
 import ipaddr from "ipaddr.js";
-import { ByteCache, stringBytes } from "../byte_cache.ts";
+import { ByteCache, stringBytes } from "../../infra/byte_cache.ts";
 import type { LinkRuleInput, RuleConditions, SplitInput } from "../../inputs/link_rules.ts";
 import type { Platform } from "./host.ts";
 

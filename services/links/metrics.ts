@@ -1,4 +1,4 @@
-import type { Db } from "../db/connect.ts";
+import type { Db } from "../../db/connect.ts";
 
 /** An item of the metrics array, as `projectMetricsJson` serialises it. */
 export interface LinkMetrics {

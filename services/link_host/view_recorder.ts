@@ -1,10 +1,10 @@
-import type { Sql } from "../db/connect.ts";
-import type { Clock } from "./clock.ts";
-import { type EventEnvironment, recordEvents } from "./events.ts";
-import type { HostedLink } from "./links/links.ts";
-import type { Logger } from "./log.ts";
-import { describeError } from "./log.ts";
-import { getEnvironmentOrThrow } from "./projects.ts";
+import type { Sql } from "../../db/connect.ts";
+import type { Clock } from "../../infra/clock.ts";
+import { type EventEnvironment, recordEvents } from "../events/record.ts";
+import type { HostedLink } from "../links/links.ts";
+import type { Logger } from "../../infra/log.ts";
+import { describeError } from "../../infra/log.ts";
+import { getEnvironmentOrThrow } from "../projects/projects.ts";
 import type { Visitor } from "./visitor.ts";
 
 /** `attribution.rule` (the rule's name or 1-based index) and `attribution.variant` (1-based). */

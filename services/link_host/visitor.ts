@@ -3,7 +3,7 @@
 // whether the visitor is a known bot (the crawler-user-agents list, MIT), which is no view.
 import crawlers from "crawler-user-agents";
 import { UAParser } from "ua-parser-js";
-import { ByteCache, stringBytes } from "./byte_cache.ts";
+import { ByteCache, stringBytes } from "../../infra/byte_cache.ts";
 
 export interface Visitor {
   /** The OS family (`iOS`, `Android`, `Windows`, …), null when unknown. */
@@ -13,7 +13,7 @@ export interface Visitor {
   /** The host the visitor came from; null when direct or from the link's own host. */
   referrerHost: string | null;
   /**
-   * The country of the visitor's address (ISO 3166-1 alpha-2, services/geoip.ts), null when
+   * The country of the visitor's address (ISO 3166-1 alpha-2, services/link_host/geoip.ts), null when
    * unknown. The address itself goes nowhere.
    */
   country: string | null;

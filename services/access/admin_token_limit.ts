@@ -16,10 +16,10 @@
 // any admin token can be, guesses nothing (scanners probing the admin routes bare do not use up
 // the instance's allowance), and a right one is never counted.
 import ipaddr from "ipaddr.js";
-import type { Db, Sql } from "../db/connect.ts";
-import type { Clock } from "./clock.ts";
-import { ApiError } from "./errors.ts";
-import { plausibleSecret, secretMatches } from "./secrets.ts";
+import type { Db, Sql } from "../../db/connect.ts";
+import type { Clock } from "../../infra/clock.ts";
+import { ApiError } from "../errors.ts";
+import { plausibleSecret, secretMatches } from "../../infra/secrets.ts";
 
 /** Wrong tokens one address may present in the window before every attempt it makes is refused. */
 export const ADMIN_TOKEN_MAX_FAILURES_PER_ADDRESS = 10;

@@ -15,13 +15,13 @@
 // - Memory per stream is bounded by one page (PAGE_LIMIT events): the next page is read only
 //   when the consumer has taken the previous one, so a client that stops reading holds the
 //   server at that page plus its socket buffers, never more.
-import type { Db, Sql } from "../db/connect.ts";
-import type { AppDeps } from "./deps.ts";
-import { ApiError } from "./errors.ts";
-import { authenticateFeedToken, authorizeFeedRead, type FeedReader } from "./feed/auth.ts";
-import { type FeedPage, readAdmittedPage, readFeedPage } from "./feed/feed.ts";
-import type { FeedWakeup } from "./feed/wakeup.ts";
-import { describeError } from "./log.ts";
+import type { Db, Sql } from "../../db/connect.ts";
+import type { AppDeps } from "../deps.ts";
+import { ApiError } from "../errors.ts";
+import { authenticateFeedToken, authorizeFeedRead, type FeedReader } from "./auth.ts";
+import { type FeedPage, readAdmittedPage, readFeedPage } from "./feed.ts";
+import type { FeedWakeup } from "./wakeup.ts";
+import { describeError } from "../../infra/log.ts";
 
 /** The pause before reading again while committed events wait for the feed's horizon. */
 const PENDING_POLL_MS = 20;

@@ -2,7 +2,7 @@
 // retention batches, partition creation and partition drops. Each piece of work is its own short
 // transaction that takes the lock first, so instances take turns piece by piece and a process
 // that dies releases it with its connection.
-import type { Db, Sql } from "../db/connect.ts";
+import type { Db, Sql } from "../../db/connect.ts";
 
 /**
  * pg_try_advisory_xact_lock key; any constant shared by every instance. It was the retention

@@ -1,10 +1,10 @@
 // The history export: an environment's analytics history (every recorded event, not only the
 // captured feed) as NDJSON, streamed in bounded batches.
-import type { Sql } from "../db/connect.ts";
-import { ApiError } from "./errors.ts";
-import { normaliseEventTypes } from "./feed/feed.ts";
-import { analyticsRetentionCutoff } from "./feed/retention.ts";
-import { getEnvironmentOrThrow } from "./projects.ts";
+import type { Sql } from "../../db/connect.ts";
+import { ApiError } from "../errors.ts";
+import { normaliseEventTypes } from "../feed/feed.ts";
+import { analyticsRetentionCutoff } from "../feed/retention.ts";
+import { getEnvironmentOrThrow } from "../projects/projects.ts";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 /** The widest range one export may ask for. */

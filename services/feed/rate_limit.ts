@@ -2,8 +2,8 @@
 // so that it holds however many instances serve the tokens. On a Citus cluster the table stays
 // on the coordinator, so the count, the hit and the lock commit together there
 // (db/migrations/00019_citus_token_tables).
-import type { Db } from "../db/connect.ts";
-import { ApiError } from "./errors.ts";
+import type { Db } from "../../db/connect.ts";
+import { ApiError } from "../errors.ts";
 
 export const RATE_WINDOW_MS = 60_000;
 // The first key of pg_advisory_xact_lock(int, int), the second the token id: written into

@@ -1,28 +1,28 @@
 // Recording analytics events: the one path every event takes, whether the app SDKs send it
 // (POST {base_url}/events) or the service records it itself (a link-host view).
 import { monotonicFactory } from "ulid";
-import type { Db, Sql } from "../db/connect.ts";
-import { jsonColumn } from "../db/params.ts";
-import type { Clock } from "./clock.ts";
-import { ApiError } from "./errors.ts";
-import { onCitus } from "../db/cluster.ts";
-import { announceCapture, capturingEnvironment, lockCaptureOnCitus } from "./feed/capture.ts";
+import type { Db, Sql } from "../../db/connect.ts";
+import { jsonColumn } from "../../db/params.ts";
+import type { Clock } from "../../infra/clock.ts";
+import { ApiError } from "../errors.ts";
+import { onCitus } from "../../db/cluster.ts";
+import { announceCapture, capturingEnvironment, lockCaptureOnCitus } from "../feed/capture.ts";
 import {
   type EventType,
   FEED_SCHEMA_VERSION,
   type Purchase,
   serialiseEnvelope,
-} from "./feed/envelope.ts";
+} from "../feed/envelope.ts";
 import {
   addRevenue,
   applyDeltas,
   countersInStatement,
   countEvents,
   type Deltas,
-} from "./links/counters.ts";
-import { accessPath } from "./links/links.ts";
-import { deleteDefaultRowsBefore } from "./partitions.ts";
-import type { Environment } from "./projects.ts";
+} from "../links/counters.ts";
+import { accessPath } from "../links/links.ts";
+import { deleteDefaultRowsBefore } from "../maintenance/partitions.ts";
+import type { Environment } from "../projects/projects.ts";
 import {
   eventDimensions,
   type PurchaseBucket,
@@ -30,7 +30,7 @@ import {
   purchaseRollupRows,
   rollupInsertSql,
   utcHour,
-} from "./analytics/rollups.ts";
+} from "../analytics/rollups.ts";
 
 /** A validated event, as the ingestion schema produces it. */
 export interface NewEvent {
@@ -240,7 +240,7 @@ function envelope(
 /**
  * Inserts the batch in one statement; returns the events actually stored (not duplicates), and
  * whether they were captured.
- * - The history is partitioned by day (services/partitions.ts), where no unique index can span
+ * - The history is partitioned by day (services/maintenance/partitions.ts), where no unique index can span
  *   the days: client ids are claimed in analytics_event_keys by the same statement, and only
  *   the events whose id was claimed (or that have none) are stored.
  * - What is stored is appended to the environment's feed when it captures
@@ -458,7 +458,7 @@ function compare(a: string, b: string): number {
   return a < b ? -1 : a > b ? 1 : 0;
 }
 
-/** The partitioned table of the analytics history (services/partitions.ts). */
+/** The partitioned table of the analytics history (services/maintenance/partitions.ts). */
 export const ANALYTICS_EVENTS_TABLE = "analytics_events";
 
 /**

@@ -1,8 +1,8 @@
 // The dashboard's chart: an environment's recorded events per day and type, from the analytics
 // history, counted by PostgreSQL.
-import type { Db } from "../db/connect.ts";
-import { FEED_EVENT_TYPES } from "./feed/envelope.ts";
-import { getEnvironmentOrThrow } from "./projects.ts";
+import type { Db } from "../../db/connect.ts";
+import { FEED_EVENT_TYPES } from "../feed/envelope.ts";
+import { getEnvironmentOrThrow } from "../projects/projects.ts";
 
 export const MAX_CHART_DAYS = 90;
 

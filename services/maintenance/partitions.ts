@@ -5,8 +5,8 @@
 // analytics rollups are kept the same way by month of their `hour` (`<table>_pYYYYMM`, see
 // partitionSpec); "day" below reads "month" for them.
 //
-// The background job (services/jobs.ts) keeps them, on one instance at a time (the maintenance
-// lock, services/maintenance_lock.ts), each partition in its own short transaction:
+// The background job (services/maintenance/jobs.ts) keeps them, on one instance at a time (the maintenance
+// lock, services/maintenance/lock.ts), each partition in its own short transaction:
 //
 // - ensurePartitions creates the days around now (yesterday to the day after tomorrow) before
 //   rows arrive for them. A new day is created standalone (CREATE TABLE … LIKE) and then
@@ -29,9 +29,9 @@
 // each drop is one transaction, rolled back with the connection, and its advisory lock released.
 // Each step re-reads the catalogue under the lock before acting, so a rerun, on any instance,
 // skips what is done and does what is not: running it twice is the same as once.
-import { onCitus } from "../db/cluster.ts";
-import type { Db, Sql } from "../db/connect.ts";
-import { asMaintainer } from "./maintenance_lock.ts";
+import { onCitus } from "../../db/cluster.ts";
+import type { Db, Sql } from "../../db/connect.ts";
+import { asMaintainer } from "./lock.ts";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 

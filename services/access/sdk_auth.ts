@@ -1,7 +1,11 @@
 // The SDK headers (PROJECT-KEY, ENVIRONMENT), shared by the REST SDK API and GraphQL.
-import type { Db } from "../db/connect.ts";
-import { ApiError } from "./errors.ts";
-import { authenticateProjectKey, type Environment, type EnvironmentKind } from "./projects.ts";
+import type { Db } from "../../db/connect.ts";
+import { ApiError } from "../errors.ts";
+import {
+  authenticateProjectKey,
+  type Environment,
+  type EnvironmentKind,
+} from "../projects/projects.ts";
 
 /** ENVIRONMENT values of link generation, link lookup and event ingestion. */
 export const LINK_ENVIRONMENTS: ReadonlyMap<string, EnvironmentKind> = new Map([

@@ -1,9 +1,9 @@
-import type { Db, Sql } from "../db/connect.ts";
-import { type AuditContext, recordAudit } from "./access/audit.ts";
-import type { Apps } from "./apps.ts";
-import { ApiError, isUniqueViolation, notFound } from "./errors.ts";
-import { projectHashid } from "./hashids.ts";
-import { hashSecret, plausibleSecret, randomToken } from "./secrets.ts";
+import type { Db, Sql } from "../../db/connect.ts";
+import { type AuditContext, recordAudit } from "../access/audit.ts";
+import type { Apps } from "../link_host/apps.ts";
+import { ApiError, isUniqueViolation, notFound } from "../errors.ts";
+import { projectHashid } from "../../infra/hashids.ts";
+import { hashSecret, plausibleSecret, randomToken } from "../../infra/secrets.ts";
 
 export type EnvironmentKind = "production" | "test";
 

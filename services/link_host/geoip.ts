@@ -5,9 +5,9 @@
 import { Buffer } from "node:buffer";
 import ipaddr from "ipaddr.js";
 import { type CountryResponse, Reader } from "mmdb-lib";
-import { ByteCache } from "./byte_cache.ts";
-import { isoCountry } from "./geo.ts";
-import type { Logger } from "./log.ts";
+import { ByteCache } from "../../infra/byte_cache.ts";
+import { isoCountry } from "../events/geo.ts";
+import type { Logger } from "../../infra/log.ts";
 
 /** The file cannot be read or is not a MaxMind database. */
 export class GeoIpError extends Error {

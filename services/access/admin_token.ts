@@ -1,6 +1,6 @@
-import type { Db } from "../db/connect.ts";
-import { hashSecret, randomToken } from "./secrets.ts";
-import { getOrCreateSetting } from "./settings.ts";
+import type { Db } from "../../db/connect.ts";
+import { hashSecret, randomToken } from "../../infra/secrets.ts";
+import { getOrCreateSetting } from "../../infra/settings.ts";
 
 const SETTING = "admin_token_sha256";
 

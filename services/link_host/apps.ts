@@ -1,6 +1,6 @@
 // A project's apps on its link host: which host serves which project, the two association files
 // Apple and Google fetch from it, and the store and app URLs the link host sends devices to.
-import type { Db } from "../db/connect.ts";
+import type { Db } from "../../db/connect.ts";
 
 export interface IosApp {
   team_id: string;

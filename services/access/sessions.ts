@@ -3,19 +3,19 @@
 // the clock tells. Kept in PostgreSQL, a session works on every instance. A session is the
 // instance admin's (signed in with the admin token) or a person's (email and password).
 import { createHmac, timingSafeEqual } from "node:crypto";
-import type { Db, Sql } from "../db/connect.ts";
-import { verifyPassword } from "./access/passwords.ts";
-import type { Role } from "./access/permissions.ts";
-import { ADMIN_TOKEN_PRINCIPAL, type Principal } from "./access/principal.ts";
-import type { Clock } from "./clock.ts";
+import type { Db, Sql } from "../../db/connect.ts";
+import { verifyPassword } from "./passwords.ts";
+import type { Role } from "./permissions.ts";
+import { ADMIN_TOKEN_PRINCIPAL, type Principal } from "./principal.ts";
+import type { Clock } from "../../infra/clock.ts";
 import { checkAdminToken } from "./admin_token_limit.ts";
-import { ApiError } from "./errors.ts";
+import { ApiError } from "../errors.ts";
 import {
   forgetPasswordFailure,
   passwordRetryAfter,
   recordPasswordFailure,
-} from "./access/password_limit.ts";
-import { hashSecret, randomToken } from "./secrets.ts";
+} from "./password_limit.ts";
+import { hashSecret, randomToken } from "../../infra/secrets.ts";
 
 export const SESSION_IDLE_MS = 12 * 60 * 60_000;
 
@@ -41,7 +41,7 @@ export interface Session {
 
 /**
  * Signs in with the admin token from `address`, through the one admin-token check and its limit
- * (services/admin_token_limit.ts): a wrong token counts there, and a limited address or
+ * (services/access/admin_token_limit.ts): a wrong token counts there, and a limited address or
  * instance is refused (rate_limited) whatever it presents.
  */
 export async function signIn(

@@ -1,11 +1,11 @@
-import type { Sql } from "../db/connect.ts";
-import type { Clock } from "./clock.ts";
-import { logDrops } from "./destinations/drops.ts";
-import { purgeExpired } from "./feed/retention.ts";
-import { describeError, type Logger } from "./log.ts";
+import type { Sql } from "../../db/connect.ts";
+import type { Clock } from "../../infra/clock.ts";
+import { logDrops } from "../destinations/drops.ts";
+import { purgeExpired } from "../feed/retention.ts";
+import { describeError, type Logger } from "../../infra/log.ts";
 import { ensureAllPartitions } from "./partitions.ts";
-import type { Config } from "../config.ts";
-import { mergeRollups, utcHour } from "./analytics/rollups.ts";
+import type { Config } from "../../config.ts";
+import { mergeRollups, utcHour } from "../analytics/rollups.ts";
 
 export interface BackgroundJobs {
   stop(): Promise<void>;
@@ -19,7 +19,7 @@ export interface JobOptions {
 }
 
 /**
- * Creates the history tables' partitions around now (services/partitions.ts) and logs what it
+ * Creates the history tables' partitions around now (services/maintenance/partitions.ts) and logs what it
  * did. Run by every pass of the background job and once at start-up, so that a fresh install
  * has today's partitions before its first event. Never throws: a failure is logged, and the
  * next pass tries again (until then, rows land in the default partition).
