@@ -48,6 +48,7 @@ import { getAsset } from "./assets.ts";
 import { accessPages } from "./access_routes.tsx";
 import { analyticsPages, analyticsPanel, metricsBase } from "./analytics_routes.tsx";
 import { destinationPages } from "./destination_routes.tsx";
+import { linkRulesPages } from "./link_rules_routes.tsx";
 import { settingsPages } from "./settings_routes.tsx";
 import {
   emptyLinkForm,
@@ -557,6 +558,7 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
 
   // …/destinations/… – push destinations, their delivery state, tests and secrets
   destinationPages(app, deps, { page, loadEnv });
+  linkRulesPages(app, deps, { page, loadEnv });
   // …/metrics/analytics.csv and …/links/:path/analytics.csv – the analytics panels' figures
   analyticsPages(app, deps, { page, loadEnv });
 

@@ -149,6 +149,11 @@ export const ROUTE_ACCESS: Record<string, RouteAccess> = {
   "GET /dashboard/environments/:project_id/links/:path/delete": "links.delete",
   "POST /dashboard/environments/:project_id/links/:path/delete": "links.delete",
   "GET /dashboard/environments/:project_id/links/:path/qr.svg": "links.read",
+  // The rules page shows viewers the rules as text; its form posts edits.
+  "GET /dashboard/environments/:project_id/links/:path/rules": "links.read",
+  "POST /dashboard/environments/:project_id/links/:path/rules": "links.write",
+  "GET /dashboard/environments/:project_id/links/:path/qr": "links.read",
+  "GET /dashboard/environments/:project_id/links/:path/qr-image": "links.read",
   "GET /dashboard/environments/:project_id/metrics": "analytics.read",
   "GET /dashboard/environments/:project_id/metrics/analytics.csv": "analytics.read",
   "GET /dashboard/environments/:project_id/links/:path/analytics.csv": "analytics.read",

@@ -46,3 +46,12 @@ export async function getQrLogoOrThrow(db: Db, environmentId: number): Promise<Q
   }
   return { bytes: row.qr_logo, type: row.qr_logo_type };
 }
+
+/** Whether the project of environment `environmentId` has a QR logo. */
+export async function hasQrLogo(db: Db, environmentId: number): Promise<boolean> {
+  const [row] = await db<{ has: boolean }[]>`
+    select p.qr_logo is not null as has
+    from environments e join projects p on p.id = e.project_id where e.id = ${environmentId}
+  `;
+  return row?.has ?? false;
+}
