@@ -69,8 +69,12 @@ if (designer) {
       const url = `${base}?${query("svg")}`;
       const answer = await fetch(url, { credentials: "same-origin" });
       if (!answer.ok) {
-        const body = await answer.json().catch(() => null);
-        if (error) error.textContent = body?.error?.message ?? "These options cannot be drawn.";
+        // The designer page says why, in the words it shows without JavaScript.
+        const form = new URLSearchParams(new FormData(designer));
+        const page = await fetch(`${designer.action}?${form}`, { credentials: "same-origin" });
+        const why = new DOMParser().parseFromString(await page.text(), "text/html")
+          .querySelector("[data-qr-error]")?.textContent;
+        if (error) error.textContent = why || "These options cannot be drawn.";
         if (preview) preview.hidden = true;
         return;
       }

@@ -128,7 +128,13 @@ function RuleFields(props: { draft: Draft; i: number; errors: DraftErrors | unde
       </div>
       <div class="field">
         <label for={`${p}name`}>Name (what views record)</label>
-        <input id={`${p}name`} name={`${p}name`} value={rule.name} placeholder={`rule ${i + 1}`} />
+        <input
+          id={`${p}name`}
+          name={`${p}name`}
+          type="text"
+          value={rule.name}
+          placeholder={`rule ${i + 1}`}
+        />
         <FieldError errors={errors} name={`${p}name`} />
       </div>
       <p class="muted">When every condition holds (a list matches any of its values):</p>
@@ -153,6 +159,7 @@ function RuleFields(props: { draft: Draft; i: number; errors: DraftErrors | unde
                 <input
                   id={value}
                   name={value}
+                  type="text"
                   value={c.value}
                   placeholder={CONDITION_HINTS[c.type]}
                   {...invalid(errors, value)}
@@ -310,7 +317,7 @@ export function RulesPage(
                 checked={draft.removePassword}
               />
             )}
-            <div class="actions sticky-actions">
+            <div class="actions save-actions">
               <button type="submit" name="op" value="save" class="button">Save rules</button>
               <a href={base}>Cancel</a>
             </div>
@@ -372,8 +379,9 @@ export function SplitResultsView(props: { results: SplitResults }) {
       >
         {r.variants.map((v, i) => {
           const y = i * rowHeight + 4;
-          const views = (v.views / maxViews) * (width - 110);
-          const best = v.probability_best * (width - 110);
+          // Room at the right for the figure after the longest bar.
+          const views = (v.views / maxViews) * (width - 150);
+          const best = v.probability_best * (width - 150);
           return (
             <g>
               <text x="0" y={y + 14} class="chart-label">Variant {v.variant}</text>
@@ -391,6 +399,13 @@ export function SplitResultsView(props: { results: SplitResults }) {
         <span class="key key-views"></span> views <span class="key key-best"></span>{" "}
         probability of being best
       </p>
+      <ol class="variant-urls">
+        {r.variants.map((v) => (
+          <li>
+            <code class="url">{v.url}</code>
+          </li>
+        ))}
+      </ol>
       <div class="table-scroll">
         <table>
           <thead>
@@ -408,9 +423,7 @@ export function SplitResultsView(props: { results: SplitResults }) {
           <tbody>
             {r.variants.map((v) => (
               <tr>
-                <th scope="row">
-                  {v.variant} <code class="url">{v.url}</code>
-                </th>
+                <th scope="row">{v.variant}</th>
                 <td>{v.weight}</td>
                 <td class="num">{formatNumber(v.views)}</td>
                 <td class="num">{formatNumber(v.installs)}</td>
