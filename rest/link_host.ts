@@ -4,6 +4,7 @@ import {
   decideHit,
   detectPlatform,
   isPreviewCrawler,
+  type LinkHit,
   redirectUrl,
 } from "../services/links/host.ts";
 import { requestHost } from "../services/link_host/apps.ts";
@@ -19,6 +20,7 @@ import {
   newVisitorId,
   preferredLanguage,
   type RouteChoice,
+  type Routing,
   routingOf,
   VISITOR_COOKIE,
   visitorIdFromCookie,
@@ -129,11 +131,13 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
   /**
    * The link's usual answer to this hit: expiry, rules and split, the platform's destination,
    * the view recorded behind the response. `person`: a person's GET, or a POST with the right
-   * password (which counts as the view its GET did not).
+   * password (which counts as the view its GET did not). `routing`: the link's compiled
+   * routing (null for a plain link, whose hit takes exactly the steps it always took).
    */
   async function answer(
     c: Context<AppEnv>,
     link: HostedLink,
+    routing: Routing | null,
     host: ReturnType<typeof requestHost>,
     person: boolean,
   ): Promise<Response> {
@@ -151,6 +155,24 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
     ) {
       return expired(c, link);
     }
+    if (routing === null) {
+      const hit = decideHit(link, platform, crawler);
+      // Recorded behind the response (services/link_host/view_recorder.ts): the visitor never
+      // waits for it.
+      if (counts) {
+        // The address serves the country lookup and nothing else: it is not kept or logged.
+        const country = deps.geoip?.country(clientAddress(c, config.trustProxy)) ?? null;
+        const visitor = describeVisitor(
+          userAgent,
+          c.req.header("Referer"),
+          [host.name, linkBaseHost],
+          country,
+        );
+        deps.views.record(link, platform, visitor);
+      }
+      return respond(c, link, hit, null);
+    }
+
     // The address serves the country lookup and the ip conditions, nothing else: it is not
     // kept or logged. Each fact is read once, and only when a rule or the view needs it.
     let country: string | null | undefined;
@@ -176,8 +198,8 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
 
     let choice: RouteChoice | null = null;
     let newVisitor: string | null = null;
-    const routing = crawler ? null : routingOf(link.routing);
-    if (routing) {
+    // A crawler sees the link's own preview, never a rule's or a variant's.
+    if (!crawler && (routing.rules.length > 0 || routing.split !== null)) {
       let address: string | undefined;
       const facts: HitFacts = {
         platform,
@@ -195,10 +217,10 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
         return newVisitor = newVisitorId();
       });
     }
-    const web = link.forward_query || link.append_utm
+    const web = routing.forwardQuery || routing.appendUtm
       ? (url: string) => {
-        let out = link.forward_query ? forwardQuery(url, queryOf()) : url;
-        if (link.append_utm) {
+        let out = routing.forwardQuery ? forwardQuery(url, queryOf()) : url;
+        if (routing.appendUtm) {
           out = appendUtm(out, {
             campaign: link.tracking_campaign,
             source: link.tracking_source,
@@ -209,8 +231,6 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
       }
       : null;
     const hit = decideHit(link, platform, crawler, choice?.url ?? null, web);
-
-    // Recorded behind the response (services/link_host/view_recorder.ts): the visitor never waits for it.
     if (counts) {
       deps.views.record(
         link,
@@ -224,6 +244,16 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
     const cookie = newVisitor === null
       ? null
       : visitorCookie(newVisitor, new URL(c.req.url).protocol === "https:" || config.trustProxy);
+    return respond(c, link, hit, cookie);
+  }
+
+  /** The hit's answer: its redirect or its page, with the visitor's new cookie if any. */
+  function respond(
+    c: Context<AppEnv>,
+    link: HostedLink,
+    hit: LinkHit,
+    cookie: string | null,
+  ): Response {
     if (hit.action === "redirect") {
       // A plain Response: Hono's c.body merges its own headers in on every call.
       const headers: Record<string, string> = { Location: hit.url, "Cache-Control": "no-store" };
@@ -253,12 +283,13 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
     const host = requestHost(c.req.header("Host"), deps.config.linkBaseUrl);
     const link = await getHostedLink(sql, host, path);
     if (!link) return html(c, renderNotFoundPage(), 404);
+    const routing = routingOf(link.routing);
     // A password link shows its password page, the same for every such link, to everyone
     // (crawlers included); nothing is counted until the right password is posted.
-    if (link.password_protected) {
+    if (routing?.passwordProtected) {
       return c.body(renderPasswordPage({ problem: null }), 200, PASSWORD_HEADERS);
     }
-    return await answer(c, link, host, c.req.method === "GET");
+    return await answer(c, link, routing, host, c.req.method === "GET");
   });
 
   // POST /:path – a password link's password: the right one gets the link's usual answer and
@@ -269,7 +300,8 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
     const host = requestHost(c.req.header("Host"), deps.config.linkBaseUrl);
     const link = await getHostedLink(sql, host, path);
     if (!link) return html(c, renderNotFoundPage(), 404);
-    if (!link.password_protected) return c.body(null, 405, { Allow: "GET, HEAD" });
+    const routing = routingOf(link.routing);
+    if (!routing?.passwordProtected) return c.body(null, 405, { Allow: "GET, HEAD" });
     const form = await smallForm(c.req.raw, MAX_PASSWORD_BODY);
     const password = form?.get("password") ?? "";
     const outcome = await checkLinkPassword(
@@ -279,7 +311,7 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
       password,
       deps.clock.now(),
     );
-    if (outcome.ok) return await answer(c, link, host, true);
+    if (outcome.ok) return await answer(c, link, routing, host, true);
     if (outcome.retryAfter !== null) {
       return c.body(renderPasswordPage({ problem: "limited" }), 503, {
         ...PASSWORD_HEADERS,

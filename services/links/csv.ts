@@ -5,7 +5,7 @@ import type { Db, Sql } from "../../db/connect.ts";
 import { type AuditContext, recordAudit } from "../access/audit.ts";
 import { ApiError } from "../errors.ts";
 import { getEnvironmentOrThrow } from "../projects/projects.ts";
-import { type ManagedNewLink, randomLinkPath } from "./links.ts";
+import { type ManagedNewLink, randomLinkPath, routingSql } from "./links.ts";
 import type { ManagedLinkRow } from "./manage.ts";
 import { LIFETIME_COUNTERS } from "./counters.ts";
 
@@ -152,7 +152,9 @@ async function insertBatch(tx: Db, environmentId: number, batch: Pending[]): Pro
         ios jsonb, android jsonb, desktop jsonb, show_preview_ios boolean,
         show_preview_android boolean, tracking_campaign text, tracking_source text,
         tracking_medium text, expires_at timestamptz, max_views int, expired_url text,
-        rules jsonb, split jsonb, forward_query boolean, append_utm boolean)
+        rules jsonb, split jsonb, forward_query boolean, append_utm boolean,
+        -- Never in a file: a password is set link by link (docs/links.md).
+        password_hash text)
     )
     insert into links (
       environment_id, path, title, subtitle, image, data, tags,
@@ -165,8 +167,7 @@ async function insertBatch(tx: Db, environmentId: number, batch: Pending[]): Pro
       i.android, i.desktop, i.show_preview_ios, i.show_preview_android, i.tracking_campaign,
       i.tracking_source, i.tracking_medium, false, 'Import', i.expires_at, i.max_views,
       i.expired_url, i.rules, i.split, i.forward_query, i.append_utm,
-      case when i.rules is null and i.split is null then null
-        else json_build_array(i.rules, i.split)::text end
+      ${tx.unsafe(routingSql("i"))}
     from input i
     where not exists (select 1 from retired_link_paths r where r.path = i.path)
     order by i.n

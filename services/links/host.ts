@@ -68,6 +68,11 @@ export function redirectUrl(redirect: Redirect | null | undefined): string | nul
   return normalised.href;
 }
 
+/** A web destination with what forward_query and append_utm add (`web`), if anything. */
+function decorate(url: string | null, web: ((url: string) => string) | null): string | null {
+  return url !== null && web !== null ? web(url) : url;
+}
+
 /**
  * A request only reaches the link host when the OS did not open the app for the URL (no app, or
  * one without the association). Then, per platform:
@@ -94,13 +99,12 @@ export function decideHit(
 ): LinkHit {
   let target: string | null;
   let preview = false;
-  const finish = (url: string | null) => (url !== null && web !== null ? web(url) : url);
   if (platform === "ios") {
     const app = link.apps.ios;
-    const custom = finish(chosen ?? redirectUrl(link.ios_custom_redirect));
+    const custom = decorate(chosen ?? redirectUrl(link.ios_custom_redirect), web);
     const store = appStoreUrl(app);
     preview = link.show_preview_ios;
-    const fallback = custom ?? store ?? finish(redirectUrl(link.desktop_custom_redirect));
+    const fallback = custom ?? store ?? decorate(redirectUrl(link.desktop_custom_redirect), web);
     if (!crawler && link.ios_custom_redirect.open_app_if_installed === true && app?.scheme) {
       return {
         action: "open_app",
@@ -113,9 +117,9 @@ export function decideHit(
     target = fallback;
   } else if (platform === "android") {
     const app = link.apps.android;
-    const custom = finish(chosen ?? redirectUrl(link.android_custom_redirect));
+    const custom = decorate(chosen ?? redirectUrl(link.android_custom_redirect), web);
     const fallback = custom ?? (app ? playStoreUrl(app, link) : null) ??
-      finish(redirectUrl(link.desktop_custom_redirect));
+      decorate(redirectUrl(link.desktop_custom_redirect), web);
     preview = link.show_preview_android;
     const scheme = app?.scheme;
     target = link.android_custom_redirect.open_app_if_installed === true && app && scheme &&
@@ -123,7 +127,7 @@ export function decideHit(
       ? intentUrl({ ...app, scheme }, link.path, fallback)
       : fallback;
   } else {
-    target = finish(chosen ?? redirectUrl(link.desktop_custom_redirect));
+    target = decorate(chosen ?? redirectUrl(link.desktop_custom_redirect), web);
   }
   if (target && !preview && !crawler) return { action: "redirect", url: target };
   return { action: "page", destination: target };

@@ -108,16 +108,35 @@ export interface ManagedNewLink extends NewLink {
 }
 
 /**
- * The `routing` column the link host reads: `[rules, split]` as JSON text, null when the link has
- * neither (ROUTING_SQL is the same over a row's columns).
+ * The `routing` column the link host reads: everything that decides a hit beyond the platform
+ * redirects, `[rules, split, forward_query, append_utm, password_protected]` as JSON text, or
+ * null when the link has none of them: a plain link's hit reads one null more than before.
+ * routingSql is the same over a row's columns (its text may be spaced differently: both parse
+ * alike).
  */
-export function routingText(
-  rules: readonly unknown[] | null | undefined,
-  split: readonly unknown[] | null | undefined,
-): string | null {
-  const r = rules?.length ? rules : null;
-  const s = split ?? null;
-  return r === null && s === null ? null : JSON.stringify([r, s]);
+export function routingText(link: {
+  rules?: readonly unknown[] | null | undefined;
+  split?: readonly unknown[] | null | undefined;
+  forward_query?: boolean | undefined;
+  append_utm?: boolean | undefined;
+  password_hash?: string | null | undefined;
+}): string | null {
+  const rules = link.rules?.length ? link.rules : null;
+  const split = link.split ?? null;
+  const forward = link.forward_query ?? false;
+  const utm = link.append_utm ?? false;
+  const password = (link.password_hash ?? null) !== null;
+  if (rules === null && split === null && !forward && !utm && !password) return null;
+  return JSON.stringify([rules, split, forward, utm, password]);
+}
+
+/** routingText in SQL, over the columns of `alias` (a table alias, or none). */
+export function routingSql(alias = ""): string {
+  const c = (name: string) => (alias ? `${alias}.${name}` : name);
+  return `case when ${c("rules")} is null and ${c("split")} is null and not ${c("forward_query")}
+      and not ${c("append_utm")} and ${c("password_hash")} is null then null
+    else json_build_array(${c("rules")}, ${c("split")}, ${c("forward_query")},
+      ${c("append_utm")}, ${c("password_hash")} is not null)::text end`;
 }
 
 /** An absolute http(s) URL with a host: the only redirect targets the link host follows. */
@@ -256,7 +275,7 @@ export async function createLink(
             ${input.rules?.length ? tx.json(input.rules as never) : null},
             ${input.split ? tx.json(input.split as never) : null},
             ${input.forward_query ?? false}, ${input.append_utm ?? false},
-            ${input.password_hash ?? null}, ${routingText(input.rules, input.split)}
+            ${input.password_hash ?? null}, ${routingText(input)}
           where not exists (select 1 from retired_link_paths r where r.path = ${path})
           returning *)
           select l.*, p.link_domain
@@ -443,14 +462,11 @@ export type HostedLink =
     | "expires_at"
     | "max_views"
     | "expired_url"
-    | "forward_query"
-    | "append_utm"
   >
   & {
     apps: Apps;
-    /** `[rules, split]` as JSON text (services/links/rules.ts), null when it has neither. */
+    /** What decides beyond the platform redirects (routingText), null when nothing does. */
     routing: string | null;
-    password_protected: boolean;
   };
 
 /**
@@ -476,9 +492,10 @@ export async function getHostedLink(
       l.ios_custom_redirect, l.android_custom_redirect, l.desktop_custom_redirect,
       l.show_preview_ios, l.show_preview_android, l.tracking_campaign, l.tracking_source,
       l.tracking_medium, l.expires_at, l.max_views, l.expired_url, p.apps,
-      -- Rules and split as stored text: compiled once per distinct text
-      -- (services/links/rules.ts), not serialised or parsed on every hit.
-      l.routing, l.forward_query, l.append_utm, l.password_hash is not null as password_protected
+      -- Rules, split, forwarding and password as stored text (null for a plain link):
+      -- compiled once per distinct text (services/links/rules.ts), not serialised or parsed
+      -- on every hit.
+      l.routing
     from links l join environments e on e.id = l.environment_id join projects p on p.id = e.project_id
     where l.path = ${path} and l.active and not l.archived
       -- The projects served on the host: the one whose link domain it is, or, on the default

@@ -10,6 +10,7 @@ import {
   type LinkRow,
   type ManagedNewLink,
   type Redirect,
+  routingSql,
   toLink,
 } from "./links.ts";
 import type { Link } from "./links.ts";
@@ -210,13 +211,12 @@ export async function updateLink(
     } else {
       await tx`update links set updated_at = now() where id = ${old.id}`;
     }
-    if (patch.rules !== undefined || patch.split !== undefined) {
+    if (
+      patch.rules !== undefined || patch.split !== undefined || patch.password !== undefined ||
+      patch.forward_query !== undefined || patch.append_utm !== undefined
+    ) {
       // What the link host reads (services/links/links.ts routingText), from the new values.
-      await tx`
-        update links set routing = case when rules is null and split is null then null
-          else json_build_array(rules, split)::text end
-        where id = ${old.id}
-      `;
+      await tx`update links set routing = ${tx.unsafe(routingSql())} where id = ${old.id}`;
     }
     if (old.max_views === null && patch.max_views != null) {
       await tx`update link_counters set limited_views = total_views where link_id = ${old.id}`;

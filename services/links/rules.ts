@@ -46,6 +46,9 @@ interface CompiledRule {
 export interface Routing {
   rules: CompiledRule[];
   split: CompiledSplit | null;
+  forwardQuery: boolean;
+  appendUtm: boolean;
+  passwordProtected: boolean;
 }
 
 /** What decided a hit: its destination, and the rule and variant when they did. */
@@ -160,8 +163,15 @@ export function ipv4Number(text: string): number | null {
 }
 
 /** Compiles stored rules and split (already validated when they were written). */
-export function compileRouting(rules: LinkRule[] | null, split: LinkSplit | null): Routing {
+export function compileRouting(
+  rules: LinkRule[] | null,
+  split: LinkSplit | null,
+  flags: { forwardQuery?: boolean; appendUtm?: boolean; passwordProtected?: boolean } = {},
+): Routing {
   return {
+    forwardQuery: flags.forwardQuery ?? false,
+    appendUtm: flags.appendUtm ?? false,
+    passwordProtected: flags.passwordProtected ?? false,
     rules: (rules ?? []).map((rule, i) => ({
       label: rule.name ?? i + 1,
       index: i + 1,
@@ -181,15 +191,22 @@ const compiled = new ByteCache<string, Routing>({
 });
 
 /**
- * The routing of a hosted link from its `routing` column (JSON text of `[rules, split]`, null
- * when the link has neither), compiled once per distinct text.
+ * The routing of a hosted link from its `routing` column (services/links/links.ts
+ * routingText: JSON text of `[rules, split, forward_query, append_utm, password_protected]`,
+ * null for a plain link), compiled once per distinct text.
  */
 export function routingOf(text: string | null): Routing | null {
   if (text === null) return null;
   let routing = compiled.get(text);
   if (!routing) {
-    const [rules, split] = JSON.parse(text) as [LinkRule[] | null, LinkSplit | null];
-    routing = compileRouting(rules, split);
+    const [rules, split, forwardQuery, appendUtm, passwordProtected] = JSON.parse(text) as [
+      LinkRule[] | null,
+      LinkSplit | null,
+      boolean,
+      boolean,
+      boolean,
+    ];
+    routing = compileRouting(rules, split, { forwardQuery, appendUtm, passwordProtected });
     compiled.set(text, routing);
   }
   return routing;
@@ -233,7 +250,7 @@ export function pickVariant(
  * link's usual destinations then apply). `visitorId` is read only when a split decides.
  */
 export function chooseRoute(
-  routing: Routing,
+  routing: Pick<Routing, "rules" | "split">,
   hit: HitFacts,
   linkId: number,
   visitorId: () => string,
