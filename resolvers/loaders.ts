@@ -195,7 +195,7 @@ export class Loaders {
         for (const [environmentId, group] of byEnvironment(links)) {
           try {
             await authorizeField(ctx, "Link.analytics", environmentId);
-            const q = await analyticsQuery(ctx, environmentId, args);
+            const q = await analyticsQuery(ctx, environmentId, args, true);
             chargeSeriesValues(ctx, seriesValueBound(q) * group.length);
             const byLink = await queryAnalyticsByLink(sql, q, group.map((l) => l.id));
             for (const link of group) answers.set(link.id, analyticsNode(byLink.get(link.id)!));

@@ -128,6 +128,18 @@ Deno.test("Link.splitResults for a page of links: the same statements for 2 link
         1e-9,
     );
   }
+  // Link.analytics breaks each link's views down by variant (no link= needed: it is the link's).
+  const byVariant = await gql(
+    srv.url,
+    `query($id: ID!) { environment(projectId: $id) { link(path: "${paths[0]}") {
+      analytics(metrics: [VIEWS], groupBy: VARIANT) { totals { views } groups { key totals { views } } } } } }`,
+    { headers: adminHeaders, variables: { id: String(p.productionId) } },
+  );
+  assert.equal(byVariant.errors, undefined, JSON.stringify(byVariant.errors));
+  const analytics = byVariant.data.environment.link.analytics;
+  assert.equal(analytics.totals.views, 1);
+  assert.equal(analytics.groups.length, 1);
+  assert.match(analytics.groups[0].key, /^[12]$/);
   // A link without a split has no results.
   const plain = await gql(
     srv.url,

@@ -141,10 +141,17 @@ export function rollupInsertSql(
   events: readonly Pick<NewEvent, "type" | "geo" | "device" | "attribution" | "time_spent">[],
 ) {
   const facts = JSON.stringify(
-    events.map((e) => ({
-      ...eventDimensions(e),
-      secs: e.type === "session" ? e.time_spent : null,
-    })),
+    events.map((e) => {
+      const { rule, variant, ...dimensions } = eventDimensions(e);
+      // A rule and a variant only when they decided (json_to_recordset reads a missing key as
+      // null): most events have neither, and their JSON stays as it was.
+      return {
+        ...dimensions,
+        ...(rule === null ? {} : { rule }),
+        ...(variant === null ? {} : { variant }),
+        secs: e.type === "session" ? e.time_spent : null,
+      };
+    }),
   );
   return db`
     insert into analytics_rollups (

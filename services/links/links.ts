@@ -476,8 +476,9 @@ export type HostedLink =
  *
  * Every hit reads the link here, in the hit's one query: no instance keeps a link between hits,
  * so an edit, an archive or a delete made on any instance is what the next hit on every instance
- * sees, with no notification to miss. The one cache on the way (services/links/host.ts) is keyed
- * by a redirect URL's own text, so an edited URL is a new key, never a stale value.
+ * sees, with no notification to miss. The caches on the way are keyed by their source's own
+ * text: redirect URLs (services/links/host.ts) and compiled rules (services/links/rules.ts), so
+ * an edit is a new key, never a stale value.
  */
 export async function getHostedLink(
   db: Db,

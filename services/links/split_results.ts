@@ -75,7 +75,10 @@ interface Row {
   revenue: number;
 }
 
-/** The figures of each variant of link `linkId`'s split `label`, in one query. */
+/**
+ * The figures per rule and variant of each of `linkIds` (a GraphQL page's, or one link's), in
+ * one query over the rollups.
+ */
 export async function splitFigures(
   db: Db,
   environmentId: number,
