@@ -250,7 +250,7 @@ function resolveOidc(
   };
 }
 
-/** A trusted document at most, as any GraphQL document (resolvers/document_limit.ts). */
+/** A trusted document at most, as any GraphQL document (graphql/document_limit.ts). */
 const MAX_TRUSTED_DOCUMENT_BYTES = 32 * 1024;
 
 /**

@@ -12,7 +12,8 @@
 import { CLI_AUDIT } from "../services/access/audit.ts";
 import type { Sql } from "../db/connect.ts";
 import { systemClock } from "../infra/clock.ts";
-import { type NewEvent, recordEvents } from "../services/events/record.ts";
+import type { NewEvent } from "../services/events/event.ts";
+import { recordEvents } from "../services/events/record.ts";
 import {
   dailyMarginsInsert,
   marginsSelect,

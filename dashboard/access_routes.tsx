@@ -363,7 +363,7 @@ export function accessPages(
         current: formText(form, "current"),
         next: formText(form, "password"),
         keepSessionToken: getCookie(c, SESSION_COOKIE) ?? "",
-      }, c.get("requestId"));
+      }, c.env.requestId);
     } catch (err) {
       if (err instanceof ApiError && err.code === "invalid_field") {
         return again(sentence(err.message));

@@ -1,6 +1,7 @@
 // The body of POST {base_url}/events (CONTRACT.md, "Event ingestion").
 import { z } from "zod";
-import { assertOccurredInTime, type NewEvent } from "../services/events/record.ts";
+import type { NewEvent } from "../services/events/event.ts";
+import { assertOccurredInTime } from "../services/events/record.ts";
 import { INGESTED_EVENT_TYPES } from "../services/feed/envelope.ts";
 import { countryOnly } from "../services/events/geo.ts";
 import { isPlainObject, jsonObject, text } from "./common.ts";

@@ -18,7 +18,7 @@ import {
 import type { AdminField } from "../services/access/graphql_fields.ts";
 import { authorizeField } from "./authorize.ts";
 import type { GraphQLContext } from "./context.ts";
-import { camelPath, withGraphQLNames } from "./errors.ts";
+import { camelPath, withGraphQLNames } from "../graphql/errors.ts";
 import { type LinkNode, linkNode } from "./nodes.ts";
 
 export interface EnvironmentNode {

@@ -4,11 +4,20 @@ import type { GraphQLResolveInfo } from "graphql";
 import { notFound } from "../services/errors.ts";
 import type { LinkState } from "../services/links/manage.ts";
 import type { LinkMetricsNode } from "../services/links/metrics.ts";
-import type { AnalyticsArgs, AnalyticsNode } from "./analytics.ts";
+import DataLoader from "dataloader";
+import { seriesValueBound } from "../services/analytics/params.ts";
+import { queryAnalyticsByLink } from "../services/analytics/query.ts";
+import {
+  type AnalyticsArgs,
+  type AnalyticsNode,
+  analyticsNode,
+  analyticsQuery,
+  chargeSeriesValues,
+} from "./analytics.ts";
 import { authorizeField } from "./authorize.ts";
 import type { GraphQLContext } from "./context.ts";
 import type { LinkNode } from "./nodes.ts";
-import { splitOf, splitResults } from "../services/links/split_results.ts";
+import { splitFigures, splitOf, splitResults } from "../services/links/split_results.ts";
 
 /** Link.metrics: the link's lifetime counters (the admin graph's `analytics.read`). */
 export async function linkMetrics(link: LinkNode, ctx: GraphQLContext): Promise<LinkMetricsNode> {
@@ -25,7 +34,46 @@ export function linkAnalytics(
   ctx: GraphQLContext,
   info: GraphQLResolveInfo,
 ): Promise<AnalyticsNode> {
-  return ctx.loaders.analyticsFor(ctx, info, args).load(link);
+  return ctx.loaders.forField(info.fieldNodes, () => analyticsLoader(ctx, args)).load(link);
+}
+
+/**
+ * The analytics loader of a Link.analytics edge: each link's figures for the edge's
+ * arguments, for all the page's links in one transaction per environment. The environment is
+ * authorised once, and the page's series count against the request's allowance together.
+ */
+function analyticsLoader(
+  ctx: GraphQLContext,
+  args: AnalyticsArgs,
+): DataLoader<LinkNode, AnalyticsNode, number> {
+  return new DataLoader<LinkNode, AnalyticsNode, number>(async (links) => {
+    const answers = new Map<number, AnalyticsNode | Error>();
+    for (const [environmentId, group] of byEnvironment(links)) {
+      try {
+        await authorizeField(ctx, "Link.analytics", environmentId);
+        // Each answer is one link's: a rule or a variant needs no link= here.
+        const q = await analyticsQuery(ctx, environmentId, args, true);
+        chargeSeriesValues(ctx, seriesValueBound(q) * group.length);
+        const byLink = await queryAnalyticsByLink(ctx.deps.sql, q, group.map((l) => l.id));
+        for (const link of group) answers.set(link.id, analyticsNode(byLink.get(link.id)!));
+      } catch (err) {
+        const error = err instanceof Error ? err : new Error(String(err));
+        for (const link of group) answers.set(link.id, error);
+      }
+    }
+    return links.map((link) => answers.get(link.id)!);
+  }, { cacheKeyFn: (link) => link.id });
+}
+
+/** Links grouped by environment, in first-seen order. */
+function byEnvironment(links: readonly LinkNode[]): Map<number, LinkNode[]> {
+  const groups = new Map<number, LinkNode[]>();
+  for (const link of links) {
+    const group = groups.get(link.environmentId);
+    if (group) group.push(link);
+    else groups.set(link.environmentId, [link]);
+  }
+  return groups;
 }
 
 /** LinkMetrics.link: the link the figures are of. */
@@ -60,10 +108,11 @@ export async function linkSplitResults(
   link: LinkNode,
   rule: string | null | undefined,
   ctx: GraphQLContext,
+  info: GraphQLResolveInfo,
 ): Promise<SplitResultsNode | null> {
   const [own, figures] = await Promise.all([
     ctx.loaders.links(["rules", "split"]).load(link.id),
-    ctx.loaders.splitFigures(ctx).load(link),
+    ctx.loaders.forField(info.fieldNodes, () => splitFiguresLoader(ctx)).load(link),
   ]);
   if (!own) throw notFound("link");
   // No split anywhere and none asked for by name: nothing to report.
@@ -113,4 +162,28 @@ export interface SplitResultsNode {
     conversionRate: number;
     probabilityBest: number;
   }[];
+}
+
+type SplitFigures = Awaited<ReturnType<typeof splitFigures>> extends Map<number, infer F> ? F
+  : never;
+
+/**
+ * Each link's split figures (views, installs, purchases and revenue per rule and variant), for
+ * a page's links in one query per environment, authorised once per environment.
+ */
+function splitFiguresLoader(ctx: GraphQLContext): DataLoader<LinkNode, SplitFigures, number> {
+  return new DataLoader<LinkNode, SplitFigures, number>(async (links) => {
+    const answers = new Map<number, SplitFigures | Error>();
+    for (const [environmentId, group] of byEnvironment(links)) {
+      try {
+        await authorizeField(ctx, "Link.splitResults", environmentId);
+        const byLink = await splitFigures(ctx.deps.sql, environmentId, group.map((l) => l.id));
+        for (const link of group) answers.set(link.id, byLink.get(link.id) ?? []);
+      } catch (err) {
+        const error = err instanceof Error ? err : new Error(String(err));
+        for (const link of group) answers.set(link.id, error);
+      }
+    }
+    return links.map((link) => answers.get(link.id)!);
+  }, { cacheKeyFn: (link) => link.id });
 }

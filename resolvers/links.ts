@@ -15,7 +15,7 @@ import {
   METRICS_ENVIRONMENTS,
 } from "../services/access/sdk_auth.ts";
 import type { GraphQLContext } from "./context.ts";
-import { camelPath, withGraphQLNames } from "./errors.ts";
+import { camelPath, withGraphQLNames } from "../graphql/errors.ts";
 import { selectedLinkFields } from "./loaders.ts";
 import { linkColumns, type LinkField, type LinkNode, linkNode } from "./nodes.ts";
 

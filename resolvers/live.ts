@@ -2,7 +2,7 @@ import { bearerToken } from "../inputs/headers.ts";
 import { ApiError } from "../services/errors.ts";
 import { parseEnvironmentId } from "../services/projects/projects.ts";
 import type { GraphQLContext } from "./context.ts";
-import { withGraphQLNames } from "./errors.ts";
+import { withGraphQLNames } from "../graphql/errors.ts";
 import { type EventFeedEdge, feedEventNodes, primeLinks } from "./feed.ts";
 import { linkFields } from "./nodes.ts";
 

@@ -44,7 +44,7 @@ export function exportRoutes(deps: AppDeps): Hono<AppEnv> {
       now: deps.clock.now(),
       analyticsRetentionDays: deps.config.analyticsRetentionDays,
     });
-    const requestId = c.get("requestId");
+    const requestId = c.env.requestId;
     const body = streamExport(deps.sql, plan, {
       // Headers are gone by then: the client sees a cut-off stream, the operator this line.
       onError: (err) =>

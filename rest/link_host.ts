@@ -28,6 +28,7 @@ import {
 import { checkLinkPassword } from "../services/links/password_limit.ts";
 import type { AppDeps } from "../services/deps.ts";
 import type { AppEnv } from "./deps.ts";
+import { errorResponse } from "./errors.ts";
 import {
   renderExpiredPage,
   renderNotFoundPage,
@@ -118,6 +119,20 @@ async function smallForm(request: Request, max: number): Promise<URLSearchParams
   } catch {
     return null;
   }
+}
+
+/**
+ * What the app answers a request no route took: the link host's HTML 404 page for a GET or HEAD
+ * of a path outside the API's own first segments (GET / and GET /<anything>/<more> are never a
+ * link), else the JSON 404 of every API.
+ */
+export function notFound(c: Context<AppEnv>): Response {
+  const method = c.req.method;
+  const first = c.req.path.split("/")[1] ?? "";
+  if ((method === "GET" || method === "HEAD") && !RESERVED.has(first)) {
+    return html(c, renderNotFoundPage(), 404);
+  }
+  return errorResponse("not_found", "no such route");
 }
 
 /** The link host: GET/HEAD /<path> on the service's root. Mounted last. */
@@ -319,14 +334,6 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
       });
     }
     return c.body(renderPasswordPage({ problem: "wrong" }), 401, PASSWORD_HEADERS);
-  });
-
-  // GET / and GET /<anything>/<more> – never a link: the HTML 404, except under the API's
-  // own first segments, which keep the JSON one
-  app.get("/*", (c) => {
-    const first = c.req.path.split("/")[1] ?? "";
-    if (RESERVED.has(first)) return c.notFound();
-    return html(c, renderNotFoundPage(), 404);
   });
 
   return app;

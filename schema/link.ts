@@ -142,7 +142,7 @@ LinkRef.implement({
       description: "A split's results (loaded for a whole page at once): the link's own split, " +
         "or `rule`'s (a name or 1-based number); null when the link has no split.",
       args: { rule: t.arg.string() },
-      resolve: (link, args, ctx) => linkSplitResults(link, args.rule, ctx),
+      resolve: (link, args, ctx, info) => linkSplitResults(link, args.rule, ctx, info),
     }),
     metrics: t.field({
       type: LinkMetricsRef,

@@ -6,7 +6,7 @@ import { ApiError, notFound } from "../errors.ts";
 import { getEnvironmentOrThrow } from "../projects/projects.ts";
 import { hashSecret, plausibleSecret, randomToken } from "../../infra/secrets.ts";
 import { type AuditContext, recordAudit } from "./audit.ts";
-import { memberRole } from "./members.ts";
+import { memberRole } from "./authorize.ts";
 import { type Role, type Scope, SCOPES, scopesAllowedTo } from "./permissions.ts";
 import type { Principal } from "./principal.ts";
 

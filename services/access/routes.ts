@@ -169,7 +169,6 @@ export const ROUTE_ACCESS: Record<string, RouteAccess> = {
   "GET /:path": "public",
   // A password link's form: the password is the credential, limited per link and address.
   "POST /:path": "public",
-  "GET /*": "public",
 };
 
 /** What the route `method path` (Hono's pattern, not the request's path) needs, or undefined. */

@@ -8,7 +8,7 @@
 // background job in one statement) is told in the migrations; this module holds the SQL that
 // writes, merges and purges them.
 import type { Db, Sql } from "../../db/connect.ts";
-import type { NewEvent } from "../events/record.ts";
+import type { NewEvent } from "../events/event.ts";
 import { asMaintainer } from "../maintenance/lock.ts";
 import { deleteDefaultRowsBefore } from "../maintenance/partitions.ts";
 

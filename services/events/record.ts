@@ -7,12 +7,7 @@ import type { Clock } from "../../infra/clock.ts";
 import { ApiError } from "../errors.ts";
 import { onCitus } from "../../db/cluster.ts";
 import { announceCapture, capturingEnvironment, lockCaptureOnCitus } from "../feed/capture.ts";
-import {
-  type EventType,
-  FEED_SCHEMA_VERSION,
-  type Purchase,
-  serialiseEnvelope,
-} from "../feed/envelope.ts";
+import { FEED_SCHEMA_VERSION, type Purchase, serialiseEnvelope } from "../feed/envelope.ts";
 import {
   addRevenue,
   applyDeltas,
@@ -20,6 +15,7 @@ import {
   countEvents,
   type Deltas,
 } from "../links/counters.ts";
+import type { NewEvent } from "./event.ts";
 import { accessPath } from "../links/links.ts";
 import { deleteDefaultRowsBefore } from "../maintenance/partitions.ts";
 import type { Environment } from "../projects/projects.ts";
@@ -31,22 +27,6 @@ import {
   rollupInsertSql,
   utcHour,
 } from "../analytics/rollups.ts";
-
-/** A validated event, as the ingestion schema produces it. */
-export interface NewEvent {
-  /** The client's idempotency key. Optional fields take null as absent. */
-  id?: string | null | undefined;
-  type: EventType;
-  name?: string | null | undefined;
-  occurred_at: Date;
-  link_path?: string | null | undefined;
-  time_spent?: number | null | undefined;
-  device?: Record<string, unknown> | null | undefined;
-  user?: Record<string, unknown> | null | undefined;
-  attribution?: Record<string, unknown> | null | undefined;
-  geo?: { country: string } | null | undefined;
-  purchase?: Purchase | null | undefined;
-}
 
 export type EventEnvironment = Pick<Environment, "id" | "kind" | "hashid">;
 

@@ -16,12 +16,11 @@
 //   when the consumer has taken the previous one, so a client that stops reading holds the
 //   server at that page plus its socket buffers, never more.
 import type { Db, Sql } from "../../db/connect.ts";
-import type { AppDeps } from "../deps.ts";
 import { ApiError } from "../errors.ts";
-import { authenticateFeedToken, authorizeFeedRead, type FeedReader } from "./auth.ts";
-import { type FeedPage, readAdmittedPage, readFeedPage } from "./feed.ts";
+import { admitFeedRead, type FeedReader } from "./auth.ts";
+import { type FeedDeps, type FeedPage, readAdmittedPage, readFeedPage } from "./feed.ts";
 import type { FeedWakeup } from "./wakeup.ts";
-import { describeError } from "../../infra/log.ts";
+import { describeError, type Logger } from "../../infra/log.ts";
 
 /** The pause before reading again while committed events wait for the feed's horizon. */
 const PENDING_POLL_MS = 20;
@@ -86,8 +85,14 @@ interface Follow {
   slotId: number | null;
 }
 
+/** What the live tails need of the service: the pull feed's dependencies, its pool and logger. */
+export interface LiveTailDeps extends FeedDeps {
+  sql: Sql;
+  logger: Logger;
+}
+
 export class LiveTails {
-  readonly #deps: AppDeps;
+  readonly #deps: LiveTailDeps;
   readonly #wakeup: FeedWakeup | null;
   readonly #pollMs: number;
   readonly #open = new Set<(reason: LiveEndReason) => void>();
@@ -95,7 +100,7 @@ export class LiveTails {
   readonly #finishing = new Set<Promise<void>>();
   #closed = false;
 
-  constructor(deps: AppDeps, options: LiveTailOptions) {
+  constructor(deps: LiveTailDeps, options: LiveTailOptions) {
     this.#deps = deps;
     this.#wakeup = options.wakeup;
     this.#pollMs = options.pollMs ?? (options.wakeup?.live ? 1_000 : 250);
@@ -136,7 +141,13 @@ export class LiveTails {
       slotId,
       stillAllowed: async () => {
         try {
-          authorizeFeedRead(await authenticateFeedToken(sql, input.token), input.projectId);
+          await admitFeedRead(sql, {
+            token: input.token,
+            projectId: input.projectId,
+            now: this.#deps.clock.now(),
+            rateLimit: null,
+            record: false,
+          });
           return true;
         } catch (err) {
           if (err instanceof ApiError) return false;
@@ -332,7 +343,7 @@ async function renewStreamSlot(sql: Sql, id: number, now: Date): Promise<void> {
   `;
 }
 
-async function releaseStreamSlot(sql: Sql, id: number, deps: Pick<AppDeps, "logger">) {
+async function releaseStreamSlot(sql: Sql, id: number, deps: Pick<LiveTailDeps, "logger">) {
   try {
     await sql`delete from live_streams where id = ${id}`;
   } catch (err) {

@@ -244,7 +244,7 @@ export class DecimalSum {
  * tracking_campaign out): 10,000 links are never parsed and re-serialised in JavaScript, nor
  * decoded from UTF-8 into strings and encoded back (~3.4 MB): the rows are read raw, and their
  * bytes are the response's. The tag's hash sum is added up here from each row's hash: window
- * aggregates over the rows would cost PostgreSQL ~7 ms more of ~30 on 10,000 links.
+ * aggregates over the rows cost PostgreSQL more (docs/SCALING.md, "Metrics").
  */
 export async function projectMetricsJson<T>(
   db: Db,

@@ -4,7 +4,8 @@
 // batch.
 import { connect } from "../../db/connect.ts";
 import { mergeRollups } from "../../services/analytics/rollups.ts";
-import { type NewEvent, recordEvents } from "../../services/events/record.ts";
+import type { NewEvent } from "../../services/events/event.ts";
+import { recordEvents } from "../../services/events/record.ts";
 import { getEnvironmentOrThrow } from "../../services/projects/projects.ts";
 
 export const BATCH = 50;

@@ -12,9 +12,9 @@
 //   bytes (a least-recently-used ByteCache), and holds only documents within the 32 KiB bound;
 //   each instance keeps its own (a miss costs the client one more round trip).
 //
-// Yoga's plugins act on its request parameters, which the fast path (fast_path.ts) and the
-// WebSocket transport (websocket.ts) do not go through: `admitsFastPath` and `webSocketQuery`
-// apply the same rules there.
+// Yoga's plugins act on the parameters of its HTTP requests; the WebSocket transport
+// (websocket.ts) takes its messages without them, and `webSocketQuery` applies the same list
+// there.
 import { useAPQ } from "@graphql-yoga/plugin-apq";
 import { usePersistedOperations } from "@graphql-yoga/plugin-persisted-operations";
 import { GraphQLError } from "graphql";
@@ -40,8 +40,6 @@ const NOT_TRUSTED = {
 export interface PersistedDocuments {
   /** Yoga plugins for requests that go through Yoga's own path. */
   plugins: Plugin[];
-  /** Whether the fast path may serve these parameters itself (else Yoga's plugins decide). */
-  admitsFastPath(params: { query: string; extensions?: unknown }): boolean;
   /** The document a WebSocket subscribe message runs, or the error that refuses it. */
   webSocketQuery(payload: { query: string; extensions?: unknown }): string | GraphQLError;
 }
@@ -80,8 +78,6 @@ function trustedDocuments(trusted: ReadonlyMap<string, string>): PersistedDocume
         },
       }) as Plugin,
     ],
-    admitsFastPath: (params) =>
-      persistedHash(params.extensions) === null && hashOf.has(params.query),
     webSocketQuery(payload) {
       if (hashOf.has(payload.query)) return payload.query;
       const hash = persistedHash(payload.extensions);
@@ -114,7 +110,6 @@ function automaticPersistedQueries(): PersistedDocuments {
         responseConfig: { forceStatusCodeOk: true },
       }) as Plugin,
     ],
-    admitsFastPath: (params) => persistedHash(params.extensions) === null,
     webSocketQuery: (payload) => payload.query,
   };
 }

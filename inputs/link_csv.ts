@@ -1,13 +1,13 @@
 // The text of a links CSV, read and written for every way in and out (the admin API's import and
 // export, the dashboard's upload and download): csv-parse and csv-stringify do the CSV itself,
-// inputs/links.ts's importRow validates each row with generate_link's own schemas, and
+// importRow (links.ts) validates each row with generate_link's own schemas, and
 // services/links/csv.ts stores and reads the links.
 import { pipeline, Readable } from "node:stream";
 import { CsvError, parse } from "csv-parse";
 import { stringify } from "csv-stringify/sync";
-import type { Sql } from "../../db/connect.ts";
-import { IMPORT_COLUMNS, type ImportRow, importRow } from "../../inputs/links.ts";
-import { ApiError } from "../errors.ts";
+import type { Sql } from "../db/connect.ts";
+import { IMPORT_COLUMNS, type ImportRow, importRow } from "./links.ts";
+import { ApiError } from "../services/errors.ts";
 import {
   EXPORT_COUNTERS,
   exportLinks,
@@ -16,9 +16,9 @@ import {
   type ImportInput,
   ImportRefused,
   MAX_IMPORT_ROWS,
-} from "./csv.ts";
-import type { ManagedNewLink } from "./links.ts";
-import { linkState } from "./manage.ts";
+} from "../services/links/csv.ts";
+import type { ManagedNewLink } from "../services/links/links.ts";
+import { linkState } from "../services/links/manage.ts";
 
 /** An import's body may be this large (the 1 MiB limit of other bodies does not apply). */
 export const MAX_IMPORT_BYTES = 64 * 1024 * 1024;

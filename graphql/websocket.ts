@@ -1,22 +1,21 @@
 // Subscriptions over WebSocket (the graphql-transport-ws protocol of `graphql-ws`, which most
 // GraphQL clients ship), beside GraphQL over SSE. GET /graphql with `Upgrade: websocket`.
 //
-// A subscription here is the same operation as over SSE: Yoga's enveloped pipeline parses
-// (the 32 KiB document bound), validates (armor's limits) and subscribes with the same context
-// factory, so the feed token, the 2-stream limit per token (kept in PostgreSQL, shared with
+// A subscription here is the same operation as over SSE: the one executor (executor.ts) parses
+// (the 32 KiB document bound), validates (armor's limits) and subscribes with the same context, so the feed token, the 2-stream limit per token (kept in PostgreSQL, shared with
 // SSE), revocation within 5 s and resume by cursor (`after`) are the live tail's own. The
 // token comes in the connection_init payload (`{"Authorization": "Bearer est_…"}`: a browser's
 // WebSocket cannot send headers), or else from the upgrade request's header. Queries and
 // mutations are POST /graphql's: a WebSocket carries subscriptions only.
 import { CloseCode, GRAPHQL_TRANSPORT_WS_PROTOCOL, makeServer } from "graphql-ws";
 import type { ExecutionArgs } from "graphql";
-import { getOperationAST, GraphQLError } from "graphql";
-import type { YogaServerInstance } from "graphql-yoga";
+import { GraphQLError } from "graphql";
+import type { GraphQLExecutor } from "./executor.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { describeError } from "../infra/log.ts";
-import type { RequestFacts } from "./context.ts";
+import type { RequestFacts } from "../resolvers/context.ts";
 
-/** A WebSocket message at most: the size of a request body (rest/middleware.ts). */
+/** A WebSocket message at most: the size of a request body (rest/frame.ts). */
 const MAX_MESSAGE_BYTES = 1024 * 1024;
 
 /** What each connection carries from its upgrade request. */
@@ -51,9 +50,9 @@ function payloadAuthorization(payload: unknown): string | null | undefined {
 export type WebSocketHandler = (request: Request, facts: RequestFacts) => Response;
 
 export function createWebSocketHandler(
-  // deno-lint-ignore no-explicit-any
-  yoga: YogaServerInstance<any, any>,
   deps: AppDeps,
+  /** The executor every GraphQL operation goes through (executor.ts). */
+  executor: GraphQLExecutor,
   /** The document a subscribe message runs (persisted.ts: trusted documents). */
   documentOf: (payload: { query: string; extensions?: unknown }) => string | GraphQLError,
 ): WebSocketHandler {
@@ -65,45 +64,36 @@ export function createWebSocketHandler(
       ctx.extra.authorization = authorization;
       return true;
     },
-    async onSubscribe(ctx, _id, payload) {
+    onSubscribe(ctx, _id, payload) {
       const { url, facts, authorization } = ctx.extra;
       const headers = new Headers(ctx.extra.headers);
       if (authorization !== null) headers.set("Authorization", authorization);
       // A dashboard session authenticates HTTP requests only: a WebSocket, which browsers open
       // across sites with the cookies they hold, never runs as the session.
       headers.delete("Cookie");
-      const enveloped = yoga.getEnveloped({
-        ...facts,
-        request: new Request(url, { headers }),
-        params: payload,
-      });
       const query = documentOf(payload);
       if (query instanceof GraphQLError) return [query];
-      let document;
+      let prepared;
       try {
-        document = enveloped.parse(query);
+        prepared = executor.prepare(new Request(url, { headers }), {
+          query,
+          operationName: payload.operationName ?? undefined,
+          variables: payload.variables ?? undefined,
+          extensions: payload.extensions ?? undefined,
+        }, facts);
       } catch (err) {
         return [err instanceof GraphQLError ? err : badRequest("the document does not parse")];
       }
-      const errors = enveloped.validate(enveloped.schema, document);
-      if (errors.length > 0) return errors;
-      const operation = getOperationAST(document, payload.operationName ?? undefined);
-      if (operation?.operation !== "subscription") {
+      if (!("args" in prepared)) return prepared;
+      if (prepared.operation?.operation !== "subscription") {
         return [
           badRequest(
             "a WebSocket carries subscriptions; send queries and mutations to POST /graphql",
           ),
         ];
       }
-      const root: Enveloped = { execute: enveloped.execute, subscribe: enveloped.subscribe };
-      return {
-        schema: enveloped.schema,
-        document,
-        operationName: payload.operationName,
-        variableValues: payload.variables,
-        contextValue: await enveloped.contextFactory(),
-        rootValue: root,
-      };
+      const { execute, subscribe } = prepared.enveloped;
+      return { ...prepared.args, rootValue: { execute, subscribe } satisfies Enveloped };
     },
     execute: (args) => (args.rootValue as Enveloped).execute(args) as never,
     subscribe: (args) => (args.rootValue as Enveloped).subscribe(args) as never,

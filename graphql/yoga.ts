@@ -2,7 +2,7 @@
 import { useErrorHandler } from "@envelop/core";
 import { useGraphQlJit } from "@envelop/graphql-jit";
 import { EnvelopArmorPlugin } from "@escape.tech/graphql-armor";
-import { NoSchemaIntrospectionCustomRule } from "graphql";
+import { type DocumentNode, Kind, NoSchemaIntrospectionCustomRule } from "graphql";
 import { createYoga, type FetchAPI, type GraphiQLOptions, type Plugin } from "graphql-yoga";
 import { schema } from "../schema/mod.ts";
 import {
@@ -15,27 +15,35 @@ import type { AppDeps } from "../services/deps.ts";
 import { describeError } from "../infra/log.ts";
 import { resumeSession, SESSION_COOKIE } from "../services/access/sessions.ts";
 import { cookieValue } from "../inputs/headers.ts";
-import { CSRF_HEADER } from "./authorize.ts";
-import { createContext, type GraphQLContext } from "./context.ts";
+import { CSRF_HEADER } from "../resolvers/authorize.ts";
+import { createContext, type GraphQLContext, type RequestFacts } from "../resolvers/context.ts";
 import { classifyResolverError, maskError } from "./errors.ts";
-import { createFastPath } from "./fast_path.ts";
 import { documentCache, parseErrorCache, useDocumentLimit } from "./document_limit.ts";
 import { useListCost } from "./list_cost.ts";
+import { createExecutor } from "./executor.ts";
 import { createWebSocketHandler } from "./websocket.ts";
 import { persistedDocuments } from "./persisted.ts";
 
-/** What the HTTP layer passes per request; Yoga merges it into the context. */
-export interface ServerContext {
-  requestId: string;
-  /** The client's address, as the REST routes read it (inputs/headers.ts clientAddress). */
-  clientAddress: string;
-}
-
 /** Serves /graphql: the HTTP layer hands over the request and its request id. */
-export type GraphQLHandler = (request: Request, context: ServerContext) => Promise<Response>;
+export type GraphQLHandler = (
+  request: Request,
+  facts: RequestFacts,
+) => Response | Promise<Response>;
 
 /** Armor's cost limit, at validation and again with the page sizes a request runs with. */
 const COST = { maxCost: 300_000 };
+
+const operationCounts = new WeakMap<DocumentNode, boolean>();
+
+/** Whether a document defines exactly one operation (remembered per parsed document). */
+function singleOperation(document: DocumentNode): boolean {
+  let single = operationCounts.get(document);
+  if (single === undefined) {
+    single = document.definitions.filter((d) => d.kind === Kind.OPERATION_DEFINITION).length === 1;
+    operationCounts.set(document, single);
+  }
+  return single;
+}
 
 function queriesOnly(plugin: Plugin): Plugin {
   const { onSubscribe: _subscribe, ...rest } = plugin;
@@ -63,17 +71,43 @@ async function graphiqlOptions(deps: AppDeps, request: Request): Promise<GraphiQ
 
 export function createGraphQLHandler(deps: AppDeps): GraphQLHandler {
   const persisted = persistedDocuments(deps.config.graphqlTrustedDocuments);
+  // What the HTTP layer knows of each request (its id, the client's address), handed to the
+  // executor by the request itself: Yoga is called without a server context, which it would copy
+  // property by property for every request.
+  const factsOf = new WeakMap<Request, RequestFacts>();
+  const executor = createExecutor({
+    maxPlanBytes: 4 * 1024 * 1024,
+    context: (request, facts) => createContext(request, deps, facts),
+  });
   const plugins: Plugin[] = [
     // Trusted documents, or automatic persisted queries: which document a request runs.
     ...persisted.plugins,
     // First: an oversized document is refused before it is parsed, counted or cached.
     useDocumentLimit(),
+    // Every operation's parse, validation, context and execution (executor.ts).
+    executor.plugin((request) => factsOf.get(request)!),
+    // The GraphiQL page gets the CSP of its self-served files and is kept by no cache (with a
+    // session it carries the session's synchronizer token).
+    {
+      onResponse({ response }) {
+        if (response.headers.get("Content-Type")?.startsWith("text/html")) {
+          response.headers.set("Content-Security-Policy", GRAPHIQL_CSP);
+          response.headers.set("Cache-Control", "no-store");
+        }
+      },
+    },
     // Compiled execution: a 1000-event page is ~6,000 field resolutions, where graphql-js's
     // interpreter spends most of the request's time.
     // Queries and mutations only: graphql-jit's compiled subscribe hands a subscription
     // field's resolver the operation's variables instead of its arguments (checked with
     // @envelop/graphql-jit 11.2), so subscriptions run on graphql-js.
-    queriesOnly(useGraphQlJit() as Plugin),
+    // Documents of one operation only: the plugin keeps one compiled query per document and
+    // compiles it for the operation its first request named, so the other operations of a
+    // document of several would run that one (@envelop/graphql-jit 11.2.1); those run on
+    // graphql-js.
+    queriesOnly(
+      useGraphQlJit({}, { enableIf: (args) => singleOperation(args.document) }) as Plugin,
+    ),
     // Limits sized for the schema: the deepest legitimate queries (eventFeed → edges → node →
     // link → iosCustomRedirect → url; environment → links → edges → node → analytics → groups →
     // series → views) are 6 to 8 levels.
@@ -102,16 +136,14 @@ export function createGraphQLHandler(deps: AppDeps): GraphQLHandler {
     }) as Plugin,
   ];
   // An envelop validation rule rather than Yoga's plugin, which marks requests in a Yoga-only
-  // hook that the fast path (fast_path.ts) does not run.
+  // hook that the WebSocket transport does not run.
   if (!deps.config.graphqlIntrospection) {
     plugins.push({
       onValidate: ({ addValidationRule }) => addValidationRule(NoSchemaIntrospectionCustomRule),
     });
   }
 
-  const context = ({ request, requestId, clientAddress }: ServerContext & { request: Request }) =>
-    createContext(request, deps, { requestId, clientAddress });
-  const yoga = createYoga<ServerContext, GraphQLContext>({
+  const yoga = createYoga<Record<string, never>, GraphQLContext>({
     schema,
     // Deno's own Request and Response, not the whatwg-node ponyfills (Deno looks like Node).
     fetchAPI: globalThis as unknown as FetchAPI,
@@ -126,8 +158,8 @@ export function createGraphQLHandler(deps: AppDeps): GraphQLHandler {
     // browser, so no cross-origin requests and no multipart uploads are served.
     cors: false,
     multipart: false,
-    // rest/middleware.ts limits every body to 1 MiB already; Yoga's own limiter would wrap
-    // the body in another stream (13% of a small query's time).
+    // The app's frame (rest/frame.ts) limits every body to 1 MiB already; Yoga's own limiter
+    // would wrap the body in another stream.
     maxRequestBodySize: false,
     // Yoga's caches of parsed documents and parse errors, keyed by the document's text: bounded
     // in bytes, as every cache that requests without credentials can fill.
@@ -136,42 +168,15 @@ export function createGraphQLHandler(deps: AppDeps): GraphQLHandler {
       errorCache: parseErrorCache(1024 * 1024),
     },
     plugins,
-    context,
   });
 
-  // Bodies go in and out as strings: GraphQL documents and results are small, and Deno's
-  // streamed bodies, which Yoga would use both ways, cost more than the whole execution of a
-  // link(path) query (measured: twice the requests/s this way).
-  const fastPath = createFastPath(yoga, persisted.admitsFastPath, context);
-  const webSocket = createWebSocketHandler(yoga, deps, persisted.webSocketQuery);
-  return async (request, context) => {
-    // Subscriptions over WebSocket (resolvers/websocket.ts).
+  const webSocket = createWebSocketHandler(deps, executor, persisted.webSocketQuery);
+  return (request, facts) => {
+    // Subscriptions over WebSocket (graphql/websocket.ts).
     if (request.headers.get("Upgrade")?.toLowerCase() === "websocket") {
-      return webSocket(request, context);
+      return webSocket(request, facts);
     }
-    let response: Response;
-    if (request.method === "POST") {
-      const body = await request.text();
-      const fast = await fastPath(request, body, context);
-      if (fast) return fast;
-      const buffered = new Request(request.url, {
-        method: "POST",
-        headers: request.headers,
-        body,
-      });
-      response = await yoga.fetch(buffered, context);
-    } else {
-      response = await yoga.fetch(request, context);
-    }
-    // A subscription's stream (GraphQL over SSE) goes out as it comes.
-    if (response.headers.get("Content-Type")?.startsWith("text/event-stream")) return response;
-    // GraphiQL's page (GET in a browser) gets the CSP of its self-served files, and is kept by
-    // no cache (with a session it carries the session's synchronizer token).
-    const headers = new Headers(response.headers);
-    if (headers.get("Content-Type")?.startsWith("text/html")) {
-      headers.set("Content-Security-Policy", GRAPHIQL_CSP);
-      headers.set("Cache-Control", "no-store");
-    }
-    return new Response(await response.text(), { status: response.status, headers });
+    factsOf.set(request, facts);
+    return yoga.handleRequest(request, {});
   };
 }

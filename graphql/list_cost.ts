@@ -23,7 +23,7 @@ import {
 } from "graphql";
 import type { Plugin } from "graphql-yoga";
 
-/** Armor's cost options (resolvers/yoga.ts gives the same to armor's validation-time rule). */
+/** Armor's cost options (graphql/yoga.ts gives the same to armor's validation-time rule). */
 export interface CostOptions {
   maxCost: number;
 }

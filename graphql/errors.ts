@@ -1,6 +1,6 @@
 // The one place where errors become GraphQL errors: services/errors.ts classifies (as it does for
 // REST), this translates the contract's codes to extensions.code; internal errors are masked
-// (resolvers/yoga.ts logs what the classification says to log, with the request id).
+// (graphql/yoga.ts logs what the classification says to log, with the request id).
 import { GraphQLError } from "graphql";
 import { maskError as yogaMaskError } from "graphql-yoga";
 import {
