@@ -1,9 +1,9 @@
 // deno task shlink -- (--file export.json | --url https://shlink.example) [--out links.csv]
 // Turns Shlink's short URLs and their redirect rules into the links CSV that
-// POST /api/v1/projects/:project_id/links/import takes (services/links/shlink.ts says how each
+// POST /api/v1/projects/:project_id/links/import takes (inputs/shlink.ts says how each
 // field maps). With --url it reads Shlink's REST API (v3), its key from SHLINK_API_KEY.
 import { parseArgs } from "node:util";
-import { type ShlinkShortUrl, shlinkToCsv } from "../services/links/shlink.ts";
+import { type ShlinkShortUrl, shlinkToCsv } from "../inputs/shlink.ts";
 
 const USAGE = `Usage: deno task shlink -- (--file FILE | --url URL) [--out FILE]
 

@@ -5,6 +5,7 @@ import ipaddr from "ipaddr.js";
 import { httpUrl, text } from "./common.ts";
 import { isoCountry } from "../services/events/geo.ts";
 import { PASSWORD_MAX_LENGTH } from "../services/access/passwords.ts";
+import type { LinkRule, LinkSplit } from "../services/links/rules.ts";
 
 export const MAX_RULES = 50;
 export const MAX_CONDITION_VALUES = 100;
@@ -120,4 +121,7 @@ export const linkPassword = z.string()
 
 export type LinkRuleInput = z.output<typeof linkRule>;
 export type SplitInput = z.output<typeof splitInput>;
-export type RuleConditions = z.output<typeof ruleConditions>;
+
+// What the schemas let through is what the link host's rules take.
+const _rule: LinkRule = {} as LinkRuleInput;
+const _split: LinkSplit = [] as SplitInput;

@@ -79,7 +79,7 @@ export interface LinkRuleNode {
 
 const ruleNode = (r: LinkRule): LinkRuleNode => ({
   name: r.name ?? null,
-  when: r.when ?? {},
+  when: { ...r.when },
   url: r.url ?? null,
   split: r.split ?? null,
 });

@@ -9,7 +9,7 @@ import {
   shlinkIpRange,
   type ShlinkShortUrl,
   shlinkToCsv,
-} from "../services/links/shlink.ts";
+} from "../inputs/shlink.ts";
 import { writeCountryDatabase } from "./helpers/mmdb.ts";
 import { adminHeaders, call, createProject, startTestServer } from "./helpers/server.ts";
 

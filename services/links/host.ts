@@ -5,7 +5,8 @@ import { ByteCache, stringBytes } from "../../infra/byte_cache.ts";
 import { appSchemeUrl, appStoreUrl, intentUrl, playStoreUrl } from "../link_host/apps.ts";
 import { type HostedLink, isHttpUrl, type Redirect } from "./links.ts";
 
-export type Platform = "ios" | "android" | "desktop";
+import type { Platform } from "./rules.ts";
+export type { Platform };
 
 const CRAWLERS =
   /Slackbot|Twitterbot|facebookexternalhit|LinkedInBot|Discordbot|WhatsApp|TelegramBot/i;

@@ -8,11 +8,34 @@
 // every instance at once, and a popular link's hits skip JSON.parse.
 import ipaddr from "ipaddr.js";
 import { ByteCache, stringBytes } from "../../infra/byte_cache.ts";
-import type { LinkRuleInput, RuleConditions, SplitInput } from "../../inputs/link_rules.ts";
-import type { Platform } from "./host.ts";
 
-export type LinkRule = LinkRuleInput;
-export type LinkSplit = SplitInput;
+/** The platform the link host reads from a hit's User-Agent (./host.ts, detectPlatform). */
+export type Platform = "ios" | "android" | "desktop";
+
+/** A rule's conditions as stored (inputs/link_rules.ts checks them on the way in). */
+export interface RuleConditions {
+  country?: string[] | undefined;
+  language?: string[] | undefined;
+  platform?: ("ios" | "android" | "desktop")[] | undefined;
+  os?: string[] | undefined;
+  query?: Record<string, string> | undefined;
+  referrer_host?: string[] | undefined;
+  ip?: string[] | undefined;
+  /** ISO 8601 instants. */
+  from?: string | undefined;
+  until?: string | undefined;
+}
+
+/** Weighted variants, 2 to 10. */
+export type LinkSplit = { url: string; weight: number }[];
+
+/** A rule as stored: its conditions, and a URL or a split. */
+export interface LinkRule {
+  name?: string | undefined;
+  when: RuleConditions;
+  url?: string | undefined;
+  split?: LinkSplit | undefined;
+}
 
 /** What a hit offers the conditions. Each is read only when a rule asks for it. */
 export interface HitFacts {

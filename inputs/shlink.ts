@@ -9,8 +9,8 @@
 // works on every device. Shlink 3's `deviceLongUrls` become the platform URLs, and Shlink 4's
 // redirect rules become `rules`, in their priority order.
 import { stringify } from "csv-stringify/sync";
-import { IMPORT_COLUMNS } from "../../inputs/links.ts";
-import type { LinkRule } from "./rules.ts";
+import { IMPORT_COLUMNS } from "./links.ts";
+import type { LinkRule } from "../services/links/rules.ts";
 
 export interface ShlinkCondition {
   type: string;
