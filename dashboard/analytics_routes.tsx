@@ -1,4 +1,4 @@
-// The analytics panel's figures for the environment's metrics page and each link's page, and
+// The environment's metrics page, the analytics panel's figures for it and each link's page, and
 // their CSV downloads: everything through services/analytics (the REST route's parser and
 // query), nothing read here directly.
 import type { Context, Hono } from "hono";
@@ -12,7 +12,7 @@ import {
 } from "../services/analytics/query.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { ApiError, ERROR_STATUS } from "../services/errors.ts";
-import { getDashboardLink } from "../services/links/dashboard.ts";
+import { getDashboardLink, topDashboardLinks } from "../services/links/dashboard.ts";
 import {
   type AnalyticsForm,
   BREAKDOWN_LIMIT,
@@ -22,9 +22,10 @@ import {
   readAnalyticsForm,
   serviceParams,
 } from "./analytics_form.ts";
-import type { PageKit } from "./destination_routes.tsx";
+import type { PageKit } from "./kit.tsx";
 import { envBase } from "./layout.tsx";
 import type { AnalyticsPanelProps, Breakdown } from "./pages/analytics.tsx";
+import { MetricsPage } from "./pages/metrics.tsx";
 import type { DashboardEnv } from "./security.ts";
 
 /** The form's own words for a parameter a service message names. */
@@ -151,7 +152,18 @@ export function analyticsCsv(form: AnalyticsForm, data: Figures): string {
 }
 
 export function analyticsPages(app: Hono<DashboardEnv>, deps: AppDeps, kit: PageKit): void {
-  const { loadEnv } = kit;
+  const { page, loadEnv } = kit;
+
+  // GET /dashboard/environments/:project_id/metrics – the analytics panel (chosen range,
+  // interval, zone, metrics and filters) and the links by views
+  app.get("/environments/:project_id/metrics", async (c) => {
+    const ctx = await loadEnv(c);
+    const [links, panel] = await Promise.all([
+      topDashboardLinks(deps.sql, ctx.env.id, deps.clock.now()),
+      analyticsPanel(deps, c, ctx.env.id, metricsBase(ctx.env.id), null),
+    ]);
+    return page(c, <MetricsPage {...ctx} links={links} analytics={panel.props} />, panel.status);
+  });
 
   async function csv(
     c: Context<DashboardEnv>,

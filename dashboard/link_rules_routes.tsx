@@ -11,7 +11,7 @@ import { updateLink } from "../services/links/manage.ts";
 import { checkColours, qrPng, qrSvg } from "../services/links/qr.ts";
 import { getQrLogoOrThrow, hasQrLogo } from "../services/links/qr_logo.ts";
 import { splitFigures, type SplitResults, splitResults } from "../services/links/split_results.ts";
-import type { PageKit } from "./destination_routes.tsx";
+import type { PageKit } from "./kit.tsx";
 import { QrPage, RulesPage } from "./pages/link_rules.tsx";
 import { applyOperation, draftFromForm, draftOf, draftToPatch } from "./rules_form.ts";
 import { auditOf, type DashboardEnv, may } from "./security.ts";

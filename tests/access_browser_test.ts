@@ -101,9 +101,17 @@ Deno.test({
       await admin.goto(`${srv.url}/dashboard/projects/${project.hashid}`);
       await admin.click("a[href$='/members']");
       await checkPage(admin, "access-03-members-empty");
+      // The first member is the project's owner: the form says so and offers no other role.
       await admin.fill("#f-email", "ada@example.test");
-      await admin.selectOption("#f-role", "owner");
+      assert.equal(await admin.locator("#f-role").count(), 0);
+      assert.match(await admin.textContent("#f-role-first") ?? "", /Role: owner\./);
       await admin.click("form[action$='/members'] button[type=submit] >> text=Add member");
+      // A refused addition comes back with the role that was chosen.
+      await admin.fill("#f-email", "nobody@example.test");
+      await admin.selectOption("#f-role", "admin");
+      await admin.click("text=Add member");
+      assert.match(await admin.textContent(".notice.error") ?? "", /no account with this email/);
+      assert.equal(await admin.inputValue("#f-role"), "admin");
       await admin.fill("#f-email", "eddie@example.test");
       await admin.selectOption("#f-role", "editor");
       await admin.click("text=Add member");

@@ -1,5 +1,5 @@
 // The Live events page in a real Chromium: an event ingested after the page opened appears at
-// the top of the table; Pause holds the next ones and Resume shows them.
+// the top of the list, saying what happened; Pause holds the next ones and Resume shows them.
 import assert from "node:assert/strict";
 import {
   hasChromium,
@@ -39,7 +39,7 @@ Deno.test({
 
       await ingestMany(srv.url, p.key, 2, { prefix: "first" });
       await page.waitForFunction(() =>
-        document.querySelectorAll("[data-live-rows] tr").length === 2
+        document.querySelectorAll("[data-live-rows] > li").length === 2
       );
 
       await page.click("[data-live-toggle]");
@@ -47,18 +47,23 @@ Deno.test({
       await page.waitForFunction(() =>
         document.querySelector("[data-live-status]")?.textContent === "Paused: 3 new events held."
       );
-      assert.equal(await page.locator("[data-live-rows] tr").count(), 2);
+      assert.equal(await page.locator("[data-live-rows] > li").count(), 2);
       await screenshot(page, "live-paused-1440");
       await page.click("[data-live-toggle]");
-      assert.equal(await page.locator("[data-live-rows] tr").count(), 5);
+      assert.equal(await page.locator("[data-live-rows] > li").count(), 5);
       // Newest first: the held custom events are on top.
       assert.equal(
-        await page.locator("[data-live-rows] tr:first-child td:nth-child(2)").textContent(),
-        "custom",
+        await page.locator("[data-live-rows] > li:first-child .ev-type").textContent(),
+        "Custom event",
+      );
+      // The event itself, not only its type: a custom event by its name.
+      assert.match(
+        await page.locator("[data-live-rows] > li:first-child .ev-what").textContent() ?? "",
+        /^held-\d$/,
       );
       assert.equal(
-        await page.locator("[data-live-rows] tr:last-child td:nth-child(2)").textContent(),
-        "install",
+        await page.locator("[data-live-rows] > li:last-child .ev-type").textContent(),
+        "Install",
       );
       await page.setViewportSize({ width: 390, height: 844 });
       assert.equal(await hasHorizontalOverflow(page), false, "overflows at 390 px");

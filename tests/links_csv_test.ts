@@ -125,6 +125,8 @@ Deno.test("import: bad rows reject the whole file, each reported by row and fiel
     "11:row",
   ]);
   for (const e of errors) assert.ok(e.message.length > 0);
+  // Twelve problems in ten rows (row 6 has three): the message counts rows.
+  assert.equal(res.body.error.message, "the file has 10 bad rows; nothing was imported");
   assert.equal(await count(), before);
   // The good row was not stored either: all or nothing.
   const none = await call(srv.url, "GET", `/api/v1/projects/${env}/links?q=good-one`, {

@@ -128,11 +128,13 @@ export const ROUTE_ACCESS: Record<string, RouteAccess> = {
   // Owners need the owner role: the service checks members.owners where it knows the roles.
   "GET /dashboard/projects/:hashid/members": "members.manage",
   "POST /dashboard/projects/:hashid/members": "members.manage",
+  "GET /dashboard/projects/:hashid/members/:account_id/remove": "members.manage",
   "POST /dashboard/projects/:hashid/members/:account_id/remove": "members.manage",
   "GET /dashboard/projects/:hashid/audit": "audit.read",
   "GET /dashboard/audit": "audit.instance",
   "GET /dashboard/accounts": "accounts.manage",
   "POST /dashboard/accounts": "accounts.manage",
+  "GET /dashboard/accounts/:account_id/remove": "accounts.manage",
   "POST /dashboard/accounts/:account_id/remove": "accounts.manage",
   "GET /dashboard/account": "signed_in",
   "POST /dashboard/account": "signed_in",

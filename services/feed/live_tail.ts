@@ -158,10 +158,15 @@ export class LiveTails {
   }
 
   /**
-   * Opens a stream for someone already authorised for the environment (the dashboard's admin
-   * session): no token, no rate limit, no slot; `after` undefined starts at the feed's head.
+   * Opens a stream for someone already authorised for the environment (a dashboard session):
+   * no token, no rate limit, no slot; `after` undefined starts at the feed's head. The stream
+   * ends once `stillAllowed` answers false (checked as a token's right is).
    */
-  async openForAdmin(environmentId: number, after?: string): Promise<LiveStream> {
+  async openForAdmin(
+    environmentId: number,
+    after: string | undefined,
+    stillAllowed: () => Promise<boolean>,
+  ): Promise<LiveStream> {
     if (this.#closed) throw new ApiError("unavailable", "the server is shutting down");
     let start = after;
     if (start === undefined) {
@@ -183,7 +188,7 @@ export class LiveTails {
       after: start,
       first: null,
       slotId: null,
-      stillAllowed: () => Promise.resolve(true),
+      stillAllowed,
     });
   }
 

@@ -25,14 +25,19 @@ export type ImportInput =
   | { row: number; link: ManagedNewLink; errors?: undefined }
   | { row: number; link?: undefined; errors: ImportError[] };
 
-/** An import refused: the contract's 400 with every bad row (up to MAX_IMPORT_ERRORS). */
+/**
+ * An import refused: the contract's 400 with every problem of every bad row (up to
+ * MAX_IMPORT_ERRORS problems). The message counts rows, not problems: a row with two bad
+ * fields is one bad row.
+ */
 export class ImportRefused extends ApiError {
   constructor(readonly errors: ImportError[]) {
+    const rows = new Set(errors.map((e) => e.row)).size;
     super(
       "invalid_field",
-      `the file has ${errors.length}${
-        errors.length >= MAX_IMPORT_ERRORS ? " or more" : ""
-      } bad row${errors.length === 1 ? "" : "s"}; nothing was imported`,
+      `the file has ${rows}${errors.length >= MAX_IMPORT_ERRORS ? " or more" : ""} bad row${
+        rows === 1 ? "" : "s"
+      }; nothing was imported`,
       { field: "file", details: { errors } },
     );
   }

@@ -73,3 +73,10 @@ export async function checkPage(page: Page, name: string): Promise<void> {
   await page.emulateMedia({ colorScheme: "light" });
   await screenshot(page, `${name}-1440`);
 }
+
+/** Opens every group of the link form (each is a disclosure, closed until it has a value). */
+export async function openLinkFormSections(page: Page): Promise<void> {
+  await page.$$eval("details.form-section", (all) => {
+    for (const d of all) (d as HTMLDetailsElement).open = true;
+  });
+}
