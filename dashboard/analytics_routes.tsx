@@ -2,7 +2,6 @@
 // their CSV downloads: everything through services/analytics (the REST route's parser and
 // query), nothing read here directly.
 import type { Context, Hono } from "hono";
-import { stringify } from "csv-stringify/sync";
 import { answerableZones, parseAnalyticsParams } from "../services/analytics/params.ts";
 import {
   type AnalyticsAnswer,
@@ -10,6 +9,7 @@ import {
   type Dimension,
   queryAnalytics,
 } from "../services/analytics/query.ts";
+import { csvText } from "../infra/csv_cells.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { ApiError, ERROR_STATUS } from "../services/errors.ts";
 import { getDashboardLink, topDashboardLinks } from "../services/links/dashboard.ts";
@@ -115,12 +115,6 @@ export async function analyticsPanel(
   }
 }
 
-/** A text cell a spreadsheet would read as a formula is quoted as text. */
-function cell(value: string | null): string {
-  if (value === null) return "";
-  return /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-}
-
 /**
  * The panel's figures as one CSV: a header, then a row per bucket of the series (`series`), its
  * total (`total`) and a row per group of each breakdown (its dimension), with the group's share
@@ -141,14 +135,14 @@ export function analyticsCsv(form: AnalyticsForm, data: Figures): string {
       const part = g.totals[first] ?? 0;
       rows.push([
         b.dimension,
-        cell(g.key),
+        g.key ?? "",
         "",
         ...figures(g.totals),
         whole === 0 ? "" : (part / whole).toFixed(4),
       ]);
     }
   }
-  return stringify(rows);
+  return csvText(rows);
 }
 
 export function analyticsPages(app: Hono<DashboardEnv>, deps: AppDeps, kit: PageKit): void {

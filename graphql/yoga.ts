@@ -23,6 +23,7 @@ import { classifyResolverError, maskError } from "./errors.ts";
 import { documentCache, parseErrorCache, useDocumentLimit } from "./document_limit.ts";
 import { useListCost } from "./list_cost.ts";
 import { createExecutor } from "./executor.ts";
+import { useHiddenSuggestions } from "./suggestions.ts";
 import { createWebSocketHandler } from "./websocket.ts";
 import { persistedDocuments } from "./persisted.ts";
 
@@ -125,8 +126,10 @@ export function createGraphQLHandler(deps: AppDeps): GraphQLHandler {
       // a 1000-event page with every field and the full link, costs 277,250. A `first` given
       // by a variable or left to its default is priced again before execution (useListCost).
       costLimit: COST,
-      blockFieldSuggestion: { enabled: true },
+      // Replaced by useHiddenSuggestions, which also hides enum values' and types' names.
+      blockFieldSuggestion: { enabled: false },
     }),
+    useHiddenSuggestions(),
     useListCost(COST),
     useErrorHandler(({ errors, context }) => {
       for (const error of errors) {

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { httpUrl, jsonObject, optional, stringifiedJson, text } from "./common.ts";
 import { chosenPathProblem } from "../services/links/paths.ts";
 import { linkPassword, MAX_RULES_BYTES, rulesInput, splitInput } from "./link_rules.ts";
+import { ApiError } from "../services/errors.ts";
 
 export const MAX_TITLE = 1000;
 export const MAX_TRACKING = 255;
@@ -156,6 +157,20 @@ const ORDER_VALUES = [
 /** Links a page of the admin list holds: at most, and when the request does not say. */
 export const MAX_LIST_LIMIT = 100;
 export const DEFAULT_LIST_LIMIT = 50;
+
+/**
+ * A page size of the admin list as given (NaN: not a whole number), or the default; out of range
+ * it is refused as `invalid_limit`, REST's code for every page size.
+ */
+export function listLimit(given: number | undefined): number {
+  const limit = given ?? DEFAULT_LIST_LIMIT;
+  if (!(Number.isInteger(limit) && limit >= 1 && limit <= MAX_LIST_LIMIT)) {
+    throw new ApiError("invalid_limit", `limit must be an integer from 1 to ${MAX_LIST_LIMIT}`, {
+      field: "limit",
+    });
+  }
+  return limit;
+}
 
 const filterText = optional(text(200));
 

@@ -4,13 +4,11 @@
 import { Hono } from "hono";
 import {
   createManagedLinkBody,
-  DEFAULT_LIST_LIMIT,
+  listLimit,
   listLinksQuery,
-  MAX_LIST_LIMIT,
   patchLinkBody,
 } from "../inputs/links.ts";
 import { limitParam } from "../inputs/feed.ts";
-import { ApiError } from "../services/errors.ts";
 import type { AppDeps } from "../services/deps.ts";
 import {
   createManagedLink,
@@ -39,14 +37,7 @@ export function linkRoutes(deps: AppDeps): Hono<AppEnv> {
 
   // GET /api/v1/projects/:project_id/links – the environment's links, filtered, cursor-paged
   app.get("/projects/:project_id/links", auth, async (c) => {
-    const limit = limitParam(c.req.query("limit")) ?? DEFAULT_LIST_LIMIT;
-    if (!(limit >= 1 && limit <= MAX_LIST_LIMIT)) {
-      throw new ApiError(
-        "invalid_limit",
-        `limit must be an integer from 1 to ${MAX_LIST_LIMIT}`,
-        { field: "limit" },
-      );
-    }
+    const limit = listLimit(limitParam(c.req.query("limit")));
     const query = listLinksQuery.parse(c.req.query());
     const after = c.req.query("after");
     const page = await listLinks(sql, c.req.param("project_id"), {

@@ -52,6 +52,34 @@ const environment = (values: ReadonlyMap<string, string>) => ({
 });
 const linkEnvironment = environment(LINK_ENVIRONMENTS);
 const sdkSecurity = [{ projectKey: [] }];
+const agentSecurity = [{ agentKey: [] }];
+/** A JSON-RPC 2.0 message (MCP's requests, notifications and responses). */
+const jsonRpcMessage = {
+  type: "object",
+  required: ["jsonrpc"],
+  properties: {
+    jsonrpc: { const: "2.0" },
+    id: { type: ["string", "integer", "null"] },
+    method: { type: "string" },
+    params: { type: "object" },
+    result: { type: "object" },
+    error: { type: "object" },
+  },
+};
+/** The transport's own refusals: a JSON-RPC error without an id. */
+const jsonRpcError = {
+  type: "object",
+  required: ["jsonrpc", "error", "id"],
+  properties: {
+    jsonrpc: { const: "2.0" },
+    error: {
+      type: "object",
+      required: ["code", "message"],
+      properties: { code: { type: "integer" }, message: { type: "string" } },
+    },
+    id: { type: "null" },
+  },
+};
 const adminSecurity = [{ adminToken: [] }];
 /** Public routes (operations, the link host) say so explicitly. */
 const publicRoute: never[] = [];
@@ -74,6 +102,21 @@ const adminRefusals = {
     headers: {
       "Retry-After": {
         description: "With rate_limited: seconds until an attempt is accepted again",
+        schema: { type: "integer", minimum: 1 },
+      },
+    },
+  },
+};
+/** An SDK write over the project key's limits (services/sdk_limits.ts). */
+const sdkWriteLimited = {
+  503: {
+    ...error(
+      "More SDK writes (links and events) in the last 60 s than the project allows for its key " +
+        "or for this address (rate_limited), or the database is unreachable",
+    ),
+    headers: {
+      "Retry-After": {
+        description: "With rate_limited: seconds until the write would fit",
         schema: { type: "integer", minimum: 1 },
       },
     },
@@ -113,6 +156,11 @@ export const OPENAPI_DOCUMENT = {
     securitySchemes: {
       projectKey: { type: "apiKey", in: "header", name: "PROJECT-KEY" },
       feedToken: { type: "http", scheme: "bearer", description: "est_… feed token" },
+      agentKey: {
+        type: "http",
+        scheme: "bearer",
+        description: "An sk_… API key: its environment and scopes (docs/agents.md)",
+      },
       adminToken: {
         type: "http",
         scheme: "bearer",
@@ -140,6 +188,7 @@ export const OPENAPI_DOCUMENT = {
           200: ok("The link's short URL", object({ link: { type: "string" } })),
           400: error("Malformed JSON, a field of the wrong shape, or a bad ENVIRONMENT"),
           401: error("PROJECT-KEY missing or unknown"),
+          ...sdkWriteLimited,
         },
       },
     },
@@ -162,9 +211,21 @@ export const OPENAPI_DOCUMENT = {
         operationId: "getProjectMetrics",
         summary: "Lifetime metrics of the active links, by views",
         security: sdkSecurity,
-        parameters: [environment(METRICS_ENVIRONMENTS)],
+        parameters: [
+          environment(METRICS_ENVIRONMENTS),
+          {
+            name: "If-None-Match",
+            in: "header",
+            description: "an ETag of an earlier answer: 304 while the metrics are unchanged",
+            schema: { type: "string" },
+          },
+        ],
         responses: {
-          200: ok("Metrics", { type: "array", items: ref("LinkMetrics") }),
+          200: {
+            ...ok("Metrics", { type: "array", items: ref("LinkMetrics") }),
+            headers: { ETag: { description: "the answer's tag", schema: { type: "string" } } },
+          },
+          304: { description: "Not modified (If-None-Match names the current ETag)" },
           400: error("ENVIRONMENT is not production or test"),
           401: error("PROJECT-KEY missing or unknown"),
         },
@@ -185,6 +246,7 @@ export const OPENAPI_DOCUMENT = {
           400: error("An invalid event (the message names index and field)"),
           401: error("PROJECT-KEY missing or unknown"),
           413: error("Body over 1 MiB"),
+          ...sdkWriteLimited,
         },
       },
     },
@@ -309,9 +371,10 @@ export const OPENAPI_DOCUMENT = {
       },
       patch: {
         operationId: "updateProject",
-        summary: "Rename, grant or withdraw Enterprise, set the link domain and apps",
-        description: "For link_domain, apps.ios and apps.android: absent leaves the setting, " +
-          "null removes it, a value replaces it. A domain used by another project, or any " +
+        summary: "Rename, grant or withdraw Enterprise, set the link domain, apps and SDK limits",
+        description: "For link_domain, apps.ios, apps.android, sdk_limits.per_key and " +
+          "sdk_limits.per_address: absent leaves the setting, null removes it (a limit returns " +
+          "to its default), a value replaces it. A domain used by another project, or any " +
           "malformed value, is 400 invalid_field naming the field, and nothing changes.",
         security: adminSecurity,
         parameters: [pathParam("hashid")],
@@ -788,8 +851,9 @@ export const OPENAPI_DOCUMENT = {
         responses: {
           201: ok("Every row stored", object({ imported: { type: "integer" } })),
           400: {
-            description: "Bad rows (each by row and field) or a bad header; nothing stored",
-            content: { [json]: { schema: ref("ImportRefused") } },
+            description: "Bad rows (each by row and field) or a bad header (ImportRefused), or " +
+              "a Content-Type other than text/csv (Error); nothing stored",
+            content: { [json]: { schema: { anyOf: [ref("ImportRefused"), ref("Error")] } } },
           },
           ...adminRefusals,
           404: error("No such project_id"),
@@ -1069,6 +1133,105 @@ export const OPENAPI_DOCUMENT = {
         },
       },
     },
+    "/docs/{page}": {
+      get: {
+        operationId: "getDocPage",
+        summary: "A page of the documentation as Markdown (those /llms.txt lists)",
+        security: publicRoute,
+        parameters: [pathParam("page", { type: "string", pattern: "^[A-Za-z0-9_-]+\\.md$" })],
+        responses: {
+          200: ok("The page", { type: "string" }, "text/markdown"),
+          404: error("Not a page of the documentation"),
+        },
+      },
+    },
+    "/llms.txt": {
+      get: {
+        operationId: "getLlmsTxt",
+        summary: "An index of the documentation for agents (llms.txt)",
+        security: publicRoute,
+        responses: {
+          200: ok("Links to the documentation's pages and API descriptions", {
+            type: "string",
+          }, "text/plain"),
+          400: malformedRequest,
+        },
+      },
+    },
+    "/mcp": {
+      post: {
+        operationId: "postMcpMessage",
+        summary: "The Model Context Protocol (Streamable HTTP, stateless): an API key's tools",
+        description: "JSON-RPC 2.0 messages of the Model Context Protocol (docs/agents.md). The " +
+          "key's scopes decide the tools listed and callable; a refused or failed call is a " +
+          "tool result with isError and `code: message` (REST's error code). No session: " +
+          "every request stands alone.",
+        security: agentSecurity,
+        parameters: [
+          {
+            name: "Accept",
+            in: "header",
+            required: true,
+            schema: { type: "string", example: "application/json, text/event-stream" },
+          },
+        ],
+        requestBody: {
+          required: true,
+          content: {
+            [json]: {
+              schema: {
+                description:
+                  "A JSON-RPC message, or a batch of at most 100 (at most 10 requests: " +
+                  "those beyond are answered with an error)",
+                oneOf: [jsonRpcMessage, { type: "array", items: jsonRpcMessage, maxItems: 100 }],
+              },
+            },
+          },
+        },
+        responses: {
+          200: ok("The JSON-RPC response (an array for a batch)", {
+            oneOf: [jsonRpcMessage, { type: "array", items: jsonRpcMessage }],
+          }),
+          202: { description: "Notifications or responses only: accepted, no body" },
+          400: ok("Not JSON, or not a JSON-RPC message (a JSON-RPC error)", jsonRpcError),
+          401: {
+            ...error("No API key, not an API key (the admin token included), revoked or expired"),
+            headers: {
+              "WWW-Authenticate": {
+                description: 'Bearer realm="mcp"',
+                schema: { type: "string" },
+              },
+            },
+          },
+          406: ok("Accept does not name application/json and text/event-stream", jsonRpcError),
+          413: error("Body over 1 MiB"),
+          415: ok("Content-Type is not application/json", jsonRpcError),
+          503: error("The database is unreachable"),
+        },
+      },
+      get: {
+        operationId: "getMcpStream",
+        summary: "No event stream is offered (stateless): 405 for a valid key",
+        security: agentSecurity,
+        responses: {
+          401: error("No API key, or not a valid one"),
+          405: ok("No stream: send messages with POST", jsonRpcError),
+          // Never a success: the transport's way to say there is no stream and no session.
+          default: error("503 unavailable: the database was unreachable while checking the key"),
+        },
+      },
+      delete: {
+        operationId: "deleteMcpSession",
+        summary: "No session to end (stateless): 405 for a valid key",
+        security: agentSecurity,
+        responses: {
+          401: error("No API key, or not a valid one"),
+          405: ok("No session: nothing to end", jsonRpcError),
+          // Never a success: the transport's way to say there is no stream and no session.
+          default: error("503 unavailable: the database was unreachable while checking the key"),
+        },
+      },
+    },
     "/{path}": {
       get: {
         operationId: "openLink",
@@ -1174,3 +1337,14 @@ export const OPENAPI_DOCUMENT = {
     },
   },
 };
+
+// rest/middleware.ts refuses any body over 1 MiB on every method but GET and HEAD (the links
+// import has a limit of its own), before the route is reached: every such operation says so.
+for (const operations of Object.values(OPENAPI_DOCUMENT.paths)) {
+  for (const [method, operation] of Object.entries(operations)) {
+    const responses = (operation as { responses: Record<string, unknown> }).responses;
+    if (method !== "get" && !("413" in responses)) {
+      responses[413] = error("Body over 1 MiB");
+    }
+  }
+}

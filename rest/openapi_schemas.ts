@@ -55,7 +55,7 @@ export const linkSchema = z.object({
   generated_from_platform: z.string(),
   data: z.record(z.string(), z.unknown()),
   sdk_generated: z.boolean(),
-  tags: z.array(z.unknown()),
+  tags: z.array(z.string()),
   active: z.boolean(),
   tracking_campaign: z.string().nullable(),
   tracking_source: z.string().nullable(),
@@ -152,7 +152,7 @@ export const linkMetricsSchema = z.object({
   title: z.string(),
   active: z.boolean(),
   sdk_generated: z.boolean(),
-  tags: z.array(z.unknown()),
+  tags: z.array(z.string()),
   // The contract lets an item without a campaign leave the field out (never null).
   tracking_campaign: z.string().optional().meta({ description: "absent without a campaign" }),
   total_views: total,
@@ -213,6 +213,13 @@ export const projectSchema = z.object({
     description: "host name the project's links are served on (null: LINK_BASE_URL's host)",
   }),
   apps: z.object({ ios: iosApp.optional(), android: androidApp.optional() }),
+  sdk_limits: z.object({
+    per_key: z.int().meta({ description: "SDK writes a minute for the project key" }),
+    per_address: z.int().meta({ description: "SDK writes a minute from one client address" }),
+  }).meta({
+    description: "What the project key may write a minute (a link or an event each); over a " +
+      "limit SDK writes answer 503 rate_limited",
+  }),
 });
 const _project: Same<z.output<typeof projectSchema>, Project> = true;
 
@@ -379,6 +386,21 @@ const COMPONENTS = {
 export type ComponentName = keyof typeof COMPONENTS;
 
 /**
+ * How zod schemas become JSON Schemas here and for the MCP tools (rest/mcp_tools.ts): the few
+ * values zod checks with code alone (JSON objects) become `type: object`, anything else zod
+ * cannot represent is a programming error.
+ */
+export const JSON_SCHEMA_RULES = {
+  unrepresentable: ({ zodSchema }) =>
+    zodSchema._zod.def.type === "custom" ? { type: "object" } : "throw",
+  // z.int()'s safe-integer bounds say nothing a client needs.
+  override: ({ jsonSchema }) => {
+    if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum;
+    if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
+  },
+} satisfies Pick<z.core.ToJSONSchemaParams, "unrepresentable" | "override">;
+
+/**
  * The JSON Schemas (2020-12, as OpenAPI 3.1 takes them) of every component. Request schemas are
  * converted on their input side: what a client sends, before transforms. The few values zod
  * checks with code alone (JSON objects) become `type: object`.
@@ -389,13 +411,7 @@ export function componentSchemas(): Record<ComponentName, Record<string, unknown
   const { schemas } = z.toJSONSchema(registry, {
     io: "input",
     uri: (id) => `#/components/schemas/${id}`,
-    unrepresentable: ({ zodSchema }) =>
-      zodSchema._zod.def.type === "custom" ? { type: "object" } : "throw",
-    // z.int()'s safe-integer bounds say nothing a client needs.
-    override: ({ jsonSchema }) => {
-      if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum;
-      if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
-    },
+    ...JSON_SCHEMA_RULES,
   });
   const out: Record<string, Record<string, unknown>> = {};
   for (const [id, schema] of Object.entries(schemas)) {

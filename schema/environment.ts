@@ -10,6 +10,7 @@ import {
   environmentProject,
   type LinkConnectionNode,
   type ProjectNode,
+  setSdkLimitsMutation,
 } from "../resolvers/environment.ts";
 import {
   createLinkMutation,
@@ -24,8 +25,18 @@ import { builder } from "./builder.ts";
 import { DesktopRedirectInput, LinkStateEnum, RedirectInput, SplitVariantInput } from "./link.ts";
 import { AnalyticsRef, LinkRef, upperEnum } from "./refs.ts";
 
+const SdkLimits = builder.objectRef<ProjectNode["sdkLimits"]>("SdkLimits").implement({
+  description: "What the project key may write a minute (a link or an event each); over a " +
+    "limit SDK writes are refused with RATE_LIMITED.",
+  fields: (t) => ({
+    perKey: t.exposeInt("perKey", { description: "For the project key, from anywhere." }),
+    perAddress: t.exposeInt("perAddress", { description: "From one client address." }),
+  }),
+});
+
 const Project = builder.objectRef<ProjectNode>("Project").implement({
   fields: (t) => ({
+    sdkLimits: t.expose("sdkLimits", { type: SdkLimits }),
     id: t.exposeID("id", { description: "The project's hashid." }),
     name: t.exposeString("name"),
     enterprise: t.exposeBoolean("enterprise"),
@@ -210,6 +221,24 @@ const UpdateLinkInput = builder.inputType("UpdateLinkInput", {
     ...decisionInputs(t),
   }),
 });
+
+const SdkLimitsInput = builder.inputType("SdkLimitsInput", {
+  description: "Writes a minute, at least 1,000; absent: unchanged; null: the default.",
+  fields: (t) => ({ perKey: t.int(), perAddress: t.int() }),
+});
+
+builder.mutationField("setSdkLimits", (t) =>
+  t.field({
+    type: Project,
+    description: "As PATCH /api/v1/admin/projects/:hashid with sdk_limits, for the project of " +
+      "this environment. Takes the admin role on the project, or an API key with the `admin` " +
+      "scope.",
+    args: {
+      projectId: t.arg.id({ required: true }),
+      input: t.arg({ type: SdkLimitsInput, required: true }),
+    },
+    resolve: (_root, args, ctx) => setSdkLimitsMutation(ctx, args.projectId, args.input),
+  }));
 
 builder.mutationField("createLink", (t) =>
   t.field({

@@ -65,6 +65,7 @@ export const GRAPHQL_ACCESS = {
   "Mutation.deleteDestination": "destinations.manage",
   "Mutation.createApiKey": "api_keys.manage",
   "Mutation.revokeApiKey": "api_keys.manage",
+  "Mutation.setSdkLimits": "project.settings",
 } as const satisfies Record<string, FieldAccess>;
 
 export type FieldCoordinate = keyof typeof GRAPHQL_ACCESS;

@@ -7,9 +7,10 @@ import type { Operation } from "./permissions.ts";
  * Routes outside the permission table: `public` (no credentials: health, docs, the link host),
  * `sdk` (PROJECT-KEY), `feed` (an `est_` feed token), `graphql` (each field decides),
  * `sign_in` (the dashboard's sign-in form and its assets), `signed_in` (any dashboard session;
- * the page shows only what the session may see).
+ * the page shows only what the session may see), `mcp` (an API key; each tool is an operation
+ * of the table, checked when called: rest/mcp_tools.ts).
  */
-export type Door = "public" | "sdk" | "feed" | "graphql" | "sign_in" | "signed_in";
+export type Door = "public" | "sdk" | "feed" | "graphql" | "sign_in" | "signed_in" | "mcp";
 
 export type RouteAccess = Operation | Door;
 
@@ -24,6 +25,13 @@ export const ROUTE_ACCESS: Record<string, RouteAccess> = {
   "GET /graphql/assets/*": "public",
   "GET /graphql": "graphql",
   "POST /graphql": "graphql",
+  "GET /llms.txt": "public",
+  "GET /docs/:page": "public",
+
+  // Agents (MCP): an API key, and its tools' operations
+  "POST /mcp": "mcp",
+  "GET /mcp": "mcp",
+  "DELETE /mcp": "mcp",
 
   // The SDK API and the feed: their own credentials, never an API key
   "POST /api/v1/sdk/generate_link": "sdk",

@@ -25,7 +25,7 @@ export interface Link {
   generated_from_platform: string;
   data: Record<string, unknown>;
   sdk_generated: boolean;
-  tags: unknown[];
+  tags: string[];
   active: boolean;
   tracking_campaign: string | null;
   tracking_source: string | null;
@@ -45,7 +45,7 @@ export interface LinkRow {
   subtitle: string;
   image: string | null;
   data: Record<string, unknown>;
-  tags: unknown[];
+  tags: string[];
   ios_custom_redirect: Redirect;
   android_custom_redirect: Redirect;
   desktop_custom_redirect: Redirect;
@@ -82,7 +82,7 @@ export interface NewLink {
   subtitle?: string | undefined;
   image?: string | undefined;
   data?: Record<string, unknown> | undefined;
-  tags?: unknown[] | undefined;
+  tags?: string[] | undefined;
   ios_custom_redirect?: Redirect | undefined;
   android_custom_redirect?: Redirect | undefined;
   desktop_custom_redirect?: Redirect | undefined;

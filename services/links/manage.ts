@@ -129,7 +129,7 @@ export interface LinkPatch {
   subtitle?: string | null | undefined;
   image?: string | null | undefined;
   data?: Record<string, unknown> | null | undefined;
-  tags?: unknown[] | null | undefined;
+  tags?: string[] | null | undefined;
   ios_custom_redirect?: Redirect | null | undefined;
   android_custom_redirect?: Redirect | null | undefined;
   desktop_custom_redirect?: Redirect | null | undefined;

@@ -1,6 +1,6 @@
 // Wrong passwords for a password link, limited per link and client address (CONTRACT.md, "Link
 // rules, splits and passwords"): 10 failures in 15 minutes, then 503 until the oldest leaves the
-// window. Failures are rows in PostgreSQL (link_password_failures, migration 00022) counted under
+// window. Failures are rows in PostgreSQL (link_password_failures, migration 00023) counted under
 // an advisory lock, so the limit holds however many instances serve the link host. The address
 // is kept only as a hash of its limit key (an IPv6 /64 is one key, as for sign-ins).
 import type { Db, Sql } from "../../db/connect.ts";
