@@ -71,6 +71,8 @@ export const DIMENSION_LABELS: Record<Dimension, string> = {
   source: "Source",
   medium: "Medium",
   event_name: "Event name",
+  rule: "Rule (one link)",
+  variant: "Split variant (one link)",
 };
 
 /** The currencies revenue can be shown in. */

@@ -14,6 +14,7 @@ import { exportPages } from "./export_routes.tsx";
 import { page, pageKit, sentence } from "./kit.tsx";
 import { linkCsvPages } from "./link_csv_routes.tsx";
 import { linkPages } from "./link_routes.tsx";
+import { linkRulesPages } from "./link_rules_routes.tsx";
 import { livePages } from "./live_routes.tsx";
 import { ErrorPage } from "./pages/error.tsx";
 import { projectPages } from "./project_routes.tsx";
@@ -76,6 +77,8 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
   accessPages(app, deps, kit);
   // …/links/import, …/links/export.csv, then the links and each link's page
   linkCsvPages(app, deps, kit);
+  // …/links/:path/rules, …/links/:path/qr[-image] – rules and split, the QR designer
+  linkRulesPages(app, deps, kit);
   linkPages(app, deps, kit);
   // …/live[/stream] – events as captured
   livePages(app, deps, kit);

@@ -72,6 +72,10 @@ function toNewLink(row: ImportRow): ManagedNewLink {
     expires_at: row.expires_at,
     max_views: row.max_views,
     expired_url: row.expired_url,
+    rules: row.rules,
+    split: row.split,
+    forward_query: row.forward_query,
+    append_utm: row.append_utm,
   };
 }
 
@@ -185,6 +189,10 @@ function exportCells(row: ExportRow, now: Date): unknown[] {
     expires_at: row.expires_at?.toISOString(),
     max_views: row.max_views,
     expired_url: row.expired_url,
+    rules: row.rules?.length ? JSON.stringify(row.rules) : "",
+    split: row.split ? JSON.stringify(row.split) : "",
+    forward_query: row.forward_query,
+    append_utm: row.append_utm,
     id: row.id,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),

@@ -34,7 +34,8 @@ import {
   toManagedLink,
   updateLink,
 } from "../services/links/manage.ts";
-import { qrPng } from "../services/links/qr_png.ts";
+import { qrPng } from "../services/links/qr.ts";
+import { qrOptionsQuery } from "../inputs/qr.ts";
 import type { Logger } from "../infra/log.ts";
 import { classifyAndLog } from "./errors.ts";
 import { analyticsSchema, JSON_SCHEMA_RULES, managedLinkSchema } from "./openapi_schemas.ts";
@@ -317,7 +318,10 @@ export const MCP_TOOLS: readonly McpTool[] = [
     async run(ctx, { path }) {
       const row = await getManagedLinkOrThrow(ctx.deps.sql, ctx.key.environmentId, path);
       const url = accessPath(ctx.deps.config.linkBaseUrl, row);
-      const { png, size } = qrPng(url);
+      // The code GET …/qr?format=png answers: its default size, colours, margin and correction.
+      const options = { ...qrOptionsQuery.parse({ format: "png" }), logo: null };
+      const png = qrPng(url, options);
+      const size = options.size;
       return {
         structured: { path: row.path, access_path: url, mime_type: "image/png" as const, size },
         text: `QR code of ${url} (PNG, ${size}×${size} px)`,

@@ -403,6 +403,39 @@ export const OPENAPI_DOCUMENT = {
         },
       },
     },
+    "/api/v1/admin/projects/{hashid}/qr_logo": {
+      put: {
+        operationId: "putQrLogo",
+        summary: "Set the logo drawn in the middle of the project's QR codes (logo=1)",
+        description: "The body is the image itself: a PNG (image/png) or an SVG " +
+          "(image/svg+xml) without scripts, event handlers or external references, at most " +
+          "256 KiB. An SVG logo is drawn on SVG codes only.",
+        security: adminSecurity,
+        parameters: [pathParam("hashid")],
+        requestBody: {
+          required: true,
+          content: {
+            "image/png": { schema: { type: "string", contentMediaType: "image/png" } },
+            "image/svg+xml": { schema: { type: "string" } },
+          },
+        },
+        responses: {
+          200: ok(
+            "The stored logo",
+            object({
+              qr_logo: object({
+                type: { type: "string", enum: ["image/png", "image/svg+xml"] },
+                bytes: { type: "integer" },
+              }),
+            }),
+          ),
+          400: error("Not a PNG or a plain SVG, or empty (invalid_field, field logo)"),
+          ...adminRefusals,
+          404: error("No such project"),
+          413: error("Over 256 KiB"),
+        },
+      },
+    },
     "/api/v1/projects/{project_id}/event_stream_tokens": {
       post: {
         operationId: "createFeedToken",
@@ -735,6 +768,67 @@ export const OPENAPI_DOCUMENT = {
         parameters: [projectId, pathParam("link_path")],
         responses: {
           204: { description: "Deleted" },
+          ...adminRefusals,
+          404: error("No such project_id or link"),
+        },
+      },
+    },
+    "/api/v1/projects/{project_id}/links/{link_path}/split": {
+      get: {
+        operationId: "getSplitResults",
+        summary: "A split's results: per variant its figures and the probability it is best",
+        description: "Views attributed to each variant by the link host, and the installs, " +
+          "purchases and revenue of events that carry attribution.variant. The link's own " +
+          "split by default (or its rules' only split); rule= names a rule's split.",
+        security: adminSecurity,
+        parameters: [
+          projectId,
+          pathParam("link_path"),
+          query("rule", { type: "string" }, "a rule's name or 1-based number"),
+        ],
+        responses: {
+          200: ok("The results", ref("SplitResults")),
+          400: error("The link has no such split (invalid_field, field rule)"),
+          ...adminRefusals,
+          404: error("No such project_id or link"),
+        },
+      },
+    },
+    "/api/v1/projects/{project_id}/links/{link_path}/qr": {
+      get: {
+        operationId: "getLinkQr",
+        summary: "The link's QR code, SVG or PNG, in the given size, colours and margin",
+        description: "Decodes to the link's URL (its link domain's when the project has one). " +
+          "Colours under 3:1 contrast, or light modules on a dark ground, are refused. " +
+          "logo=1 draws the project's logo over at most 20% of the code with ecc forced to H.",
+        security: adminSecurity,
+        parameters: [
+          projectId,
+          pathParam("link_path"),
+          query("format", { type: "string", enum: ["svg", "png"], default: "svg" }),
+          query("size", { type: "integer", minimum: 64, maximum: 2048, default: 512 }, "pixels"),
+          query("fg", { type: "string", pattern: "^#[0-9A-Fa-f]{6}$", default: "#000000" }),
+          query("bg", {
+            type: "string",
+            pattern: "^(#[0-9A-Fa-f]{6}|transparent)$",
+            default: "#ffffff",
+          }),
+          query("margin", { type: "integer", minimum: 0, maximum: 16, default: 4 }, "modules"),
+          query("ecc", { type: "string", enum: ["L", "M", "Q", "H"], default: "M" }),
+          query("logo", { type: "string", enum: ["0", "1"], default: "0" }),
+        ],
+        responses: {
+          200: {
+            description: "The code",
+            content: {
+              "image/svg+xml": { schema: { type: "string" } },
+              "image/png": { schema: { type: "string", contentMediaType: "image/png" } },
+            },
+          },
+          400: error(
+            "A bad option, too little contrast, a size too small for the code, or " +
+              "logo=1 without a logo (invalid_field)",
+          ),
           ...adminRefusals,
           404: error("No such project_id or link"),
         },
@@ -1162,6 +1256,40 @@ export const OPENAPI_DOCUMENT = {
           410: ok("The link has expired (by date or views) and has no expired_url", {
             type: "string",
           }, "text/html"),
+        },
+      },
+      post: {
+        operationId: "unlockLink",
+        security: publicRoute,
+        summary: "A password link's password (the form of its password page)",
+        description: "The right password gets the link's usual answer (as GET) and counts " +
+          "one view; a wrong one 401 and the page again; after 10 wrong ones from one address " +
+          "in 15 minutes, 503 with Retry-After.",
+        parameters: [pathParam("path")],
+        requestBody: {
+          required: true,
+          content: {
+            "application/x-www-form-urlencoded": {
+              schema: object({ password: { type: "string", maxLength: 1024 } }),
+            },
+          },
+        },
+        responses: {
+          200: ok("The link's preview or open-app page", { type: "string" }, "text/html"),
+          302: { description: "The link's usual redirect" },
+          401: ok("Wrong password: the password page again", { type: "string" }, "text/html"),
+          404: ok("Unknown, deactivated or archived link", { type: "string" }, "text/html"),
+          405: { description: "The link has no password: only GET and HEAD" },
+          410: ok("The link has expired", { type: "string" }, "text/html"),
+          503: {
+            ...ok("Too many wrong passwords (rate_limited)", { type: "string" }, "text/html"),
+            headers: {
+              "Retry-After": {
+                description: "seconds until a password is accepted again",
+                schema: { type: "integer", minimum: 1 },
+              },
+            },
+          },
         },
       },
     },

@@ -28,6 +28,7 @@ import { androidApp, iosApp } from "../inputs/project_settings.ts";
 import { createDestinationBody, patchDestinationBody } from "../inputs/destinations.ts";
 import { createProjectBody, createTokenBody, updateProjectBody } from "../inputs/admin.ts";
 import { createManagedLinkBody, patchLinkBody } from "../inputs/links.ts";
+import type { SplitResults } from "../services/links/split_results.ts";
 import type { ManagedLink } from "../services/links/manage.ts";
 
 // Compile time: a zod shape's type and the service's type are the same (optional keys aside).
@@ -69,6 +70,34 @@ const _link: Same<z.output<typeof linkSchema>, Link> = true;
 
 const total = z.int().min(0);
 
+const conditionsSchema = z.object({
+  country: z.array(z.string()).optional().meta({ description: "ISO 3166-1 alpha-2 codes" }),
+  language: z.array(z.string()).optional().meta({
+    description: "primary language subtags, matched against the most preferred language",
+  }),
+  platform: z.array(z.enum(["ios", "android", "desktop"])).optional(),
+  os: z.array(z.string()).optional().meta({ description: "OS families, as analytics name them" }),
+  query: z.record(z.string(), z.string()).optional().meta({
+    description: 'each query parameter equal to its value ("*": present)',
+  }),
+  referrer_host: z.array(z.string()).optional(),
+  ip: z.array(z.string()).optional().meta({ description: "CIDR ranges, IPv4 or IPv6" }),
+  from: dateTime.optional(),
+  until: dateTime.optional(),
+}).meta({ description: "All must hold; each list matches any of its values" });
+
+export const splitSchema = z.array(z.object({
+  url: z.string(),
+  weight: z.int().min(1).max(1000),
+})).min(2).max(10).meta({ description: "weighted variants, sticky per visitor" });
+
+export const ruleSchema = z.object({
+  name: z.string().optional(),
+  when: conditionsSchema,
+  url: z.string().optional(),
+  split: splitSchema.optional(),
+}).meta({ description: "url or split: where the hit goes when every condition holds" });
+
 export const managedLinkSchema = linkSchema.extend({
   created_at: dateTime,
   archived: z.boolean().meta({ description: "archived links leave the lists and answer 404" }),
@@ -79,8 +108,35 @@ export const managedLinkSchema = linkSchema.extend({
   }),
   state: z.enum(["active", "inactive", "archived", "expired"]),
   total_views: total,
+  rules: z.array(ruleSchema).max(50).meta({ description: "tried in order; the first match wins" }),
+  split: splitSchema.nullable().meta({ description: "for every hit no rule took" }),
+  forward_query: z.boolean(),
+  append_utm: z.boolean(),
+  password_protected: z.boolean(),
 });
 const _managed: Same<z.output<typeof managedLinkSchema>, ManagedLink> = true;
+
+export const splitResultsSchema = z.object({
+  rule: z.union([z.string(), z.int()]).nullable().meta({
+    description: "the rule whose split this is (name or 1-based index); null: the link's own",
+  }),
+  variants: z.array(z.object({
+    variant: z.int().min(1),
+    url: z.string(),
+    weight: z.int(),
+    views: total,
+    installs: total,
+    purchases: z.int(),
+    revenue: z.int().meta({ description: "minor currency units" }),
+    conversion_rate: z.number().meta({ description: "installs per view" }),
+    probability_best: z.number().min(0).max(1).meta({
+      description: "the probability that this variant's conversion rate is the highest " +
+        "(Beta posteriors from a uniform prior)",
+    }),
+  })),
+  enough_data: z.boolean().meta({ description: "false while a variant has under 100 views" }),
+});
+const _split: Same<z.output<typeof splitResultsSchema>, SplitResults> = true;
 
 export const importRefusedSchema = errorSchema.extend({
   errors: z.array(z.object({
@@ -305,6 +361,8 @@ const COMPONENTS = {
   AuditLogPage: auditLogPageSchema,
   CreatedApiKey: createdApiKeySchema,
   Analytics: analyticsSchema,
+  SplitResults: splitResultsSchema,
+  Rule: ruleSchema,
   Redirect: redirectInput,
   Purchase: purchaseInput,
   IosApp: iosApp,

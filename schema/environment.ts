@@ -22,7 +22,7 @@ import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from "../inputs/links.ts";
 import type { LinkOrderField } from "../services/links/manage.ts";
 import { analyticsArgs, AnalyticsFilter } from "./analytics.ts";
 import { builder } from "./builder.ts";
-import { DesktopRedirectInput, LinkStateEnum, RedirectInput } from "./link.ts";
+import { DesktopRedirectInput, LinkStateEnum, RedirectInput, SplitVariantInput } from "./link.ts";
 import { AnalyticsRef, LinkRef, upperEnum } from "./refs.ts";
 
 const SdkLimits = builder.objectRef<ProjectNode["sdkLimits"]>("SdkLimits").implement({
@@ -164,6 +164,22 @@ const TEXT_FIELDS = [
   "trackingMedium",
 ] as const;
 
+/** Rules, split, forwarding and password, as REST takes them (rules as JSON objects). */
+// deno-lint-ignore no-explicit-any
+function decisionInputs(t: any) {
+  return {
+    rules: t.field({
+      type: ["JSONObject"],
+      description: "Up to 50 rules as REST takes them: {name, when: {country, language, " +
+        "platform, os, query, referrer_host, ip, from, until}, url | split}.",
+    }),
+    split: t.field({ type: [SplitVariantInput] }),
+    forwardQuery: t.boolean(),
+    appendUtm: t.boolean(),
+    password: t.string({ description: "Write-only; hashed. null removes it." }),
+  };
+}
+
 const CreateLinkInput = builder.inputType("CreateLinkInput", {
   description: "generateLink's fields, and a chosen path and expiry.",
   fields: (t) => ({
@@ -181,6 +197,7 @@ const CreateLinkInput = builder.inputType("CreateLinkInput", {
     expiresAt: t.field({ type: "DateTime" }),
     maxViews: t.int({ description: "Expire once this many views were counted." }),
     expiredUrl: t.string({ description: "Where an expired link redirects (else a 410 page)." }),
+    ...decisionInputs(t),
   }),
 });
 
@@ -201,6 +218,7 @@ const UpdateLinkInput = builder.inputType("UpdateLinkInput", {
     expiresAt: t.field({ type: "DateTime" }),
     maxViews: t.int(),
     expiredUrl: t.string(),
+    ...decisionInputs(t),
   }),
 });
 

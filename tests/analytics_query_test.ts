@@ -68,6 +68,12 @@ function randomEvent(i: number): Record<string, unknown> {
   const platform = rnd.pick(["ios", "android", 7, null]);
   const os = rnd.pick(["iOS 18", "Android 15", null]);
   if (platform !== null || os !== null) event.device = { platform, os };
+  // Some come from a link's rule or split variant (the app passing them on), some malformed.
+  const decided = rnd.pick([null, null, { rule: "eu", variant: 2 }, { rule: 3 }, { variant: 1 }, {
+    rule: "",
+    variant: 11,
+  }]);
+  if (decided) event.attribution = decided;
   if (type === "session") event.time_spent = rnd.int(600);
   if (type === "custom") event.name = rnd.pick(["signup", "share"]);
   if (type === "purchase") {
@@ -219,6 +225,10 @@ async function assertEveryShape() {
         ] as const,
       );
       if (filter) params[`filter[${filter[0]}]`] = filter[1];
+      // A rule or a variant means something within one link only: asked for with link=.
+      if (params.group_by === "rule" || params.group_by === "variant") {
+        params["filter[link]"] = paths[0]!;
+      }
       await assertMatchesRaw(params);
     }
   }
@@ -293,6 +303,7 @@ async function assertEveryShape() {
       metrics: "installs,revenue,purchases,time_spent,views",
       group_by,
       limit: "3",
+      ...(group_by === "rule" || group_by === "variant" ? { "filter[link]": paths[0]! } : {}),
     });
   }
 }

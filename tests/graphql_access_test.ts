@@ -109,6 +109,11 @@ async function made(method: string, path: string, body: unknown, pick: (b: Json)
 let serial = 0;
 const freshLink = () =>
   made("POST", `/api/v1/projects/${env}/links`, { title: `L${++serial}` }, (b) => b.link.path);
+const freshSplitLink = () =>
+  made("POST", `/api/v1/projects/${env}/links`, {
+    title: `S${++serial}`,
+    split: [{ url: "https://a.example/", weight: 1 }, { url: "https://b.example/", weight: 1 }],
+  }, (b) => b.link.path);
 const freshToken = () =>
   made(
     "POST",
@@ -170,6 +175,11 @@ const DRIVERS: Record<AdminField, Driver> = {
   },
   "Link.analytics": {
     doc: `query($path: String!) { link(path: $path) { analytics { totals { views } } } }`,
+    sdk: true,
+  },
+  "Link.splitResults": {
+    doc: `query($path: String!) { link(path: $path) { splitResults { enoughData } } }`,
+    fresh: async () => ({ path: await freshSplitLink() }),
     sdk: true,
   },
   "Mutation.createLink": {

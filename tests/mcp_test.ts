@@ -4,14 +4,12 @@
 // change audited as the key's; every refusal: a scope the key lacks, another environment, a
 // revoked or expired key (on both instances), no key or not a key (before any server is built).
 import assert from "node:assert/strict";
-import { decode as decodePng } from "fast-png";
-import { encode as encodeQr } from "uqr";
 import { OPENAPI_DOCUMENT } from "../rest/openapi.ts";
 import { managedLinkSchema } from "../rest/openapi_schemas.ts";
 import { MCP_TOOLS } from "../rest/mcp_tools.ts";
 import { MAX_BATCH_REQUESTS } from "../rest/mcp.ts";
 import { PERMISSIONS } from "../services/access/permissions.ts";
-import { QR_PNG_BORDER, QR_PNG_SCALE } from "../services/links/qr_png.ts";
+import { readPng } from "./helpers/qr.ts";
 import { ManualClock } from "./helpers/clock.ts";
 import { createTestDatabase } from "./helpers/database.ts";
 import {
@@ -189,23 +187,14 @@ Deno.test("every tool, called through both instances, answers as REST does and i
     assert.ok(!qr.isError);
     const image = qr.content.find((c) => c.type === "image") as { data: string; mimeType: string };
     assert.equal(image.mimeType, "image/png");
-    const png = decodePng(Uint8Array.from(atob(image.data), (ch) => ch.charCodeAt(0)));
-    const code = encodeQr("https://lnk.example.test/spring-sale", { border: QR_PNG_BORDER });
-    assert.equal(png.width, code.size * QR_PNG_SCALE);
-    assert.equal(png.height, png.width);
+    const read = readPng(Uint8Array.from(atob(image.data), (ch) => ch.charCodeAt(0)));
+    assert.equal(read.text, "https://lnk.example.test/spring-sale");
     assert.deepEqual(qr.structuredContent, {
       path: "spring-sale",
       access_path: "https://lnk.example.test/spring-sale",
       mime_type: "image/png",
-      size: png.width,
+      size: read.width,
     });
-    for (let y = 0; y < code.size; y++) {
-      for (let x = 0; x < code.size; x++) {
-        const centre = (y * QR_PNG_SCALE + QR_PNG_SCALE / 2) * png.width + x * QR_PNG_SCALE +
-          QR_PNG_SCALE / 2;
-        assert.equal(png.data[centre * png.channels] === 0, code.data[y]![x], `module ${x},${y}`);
-      }
-    }
 
     const archived = await callOk(client, "archive_link", { path: "spring-sale" });
     assert.equal(archived.link.state, "archived");

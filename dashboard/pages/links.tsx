@@ -713,6 +713,7 @@ export function LinkPage(props: {
             >
               Download SVG
             </a>
+            <a class="button secondary" href={`${base}/qr`}>Design QR code</a>
           </div>
         </section>
       </div>
@@ -742,6 +743,22 @@ export function LinkPage(props: {
                   </td>
                 </tr>
               ))}
+              <tr>
+                <th scope="row">Rules and split</th>
+                <td>
+                  {(l.rules?.length ?? 0) === 0 && !l.split
+                    ? <span class="muted">none</span>
+                    : `${l.rules?.length ?? 0} rule${l.rules?.length === 1 ? "" : "s"}${
+                      l.split ? `, a split of ${l.split.length} variants` : ""
+                    }`}
+                  {l.forward_query ? "; forwards the query" : ""}
+                  {l.append_utm ? "; adds UTM parameters" : ""}
+                  {l.password_hash !== null ? "; asks for a password" : ""}{" "}
+                  <a href={`${base}/rules`}>
+                    {may(props.session, "links.write") ? "Edit rules" : "See rules"}
+                  </a>
+                </td>
+              </tr>
               <tr>
                 <th scope="row">Preview page</th>
                 <td>

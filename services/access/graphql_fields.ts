@@ -48,6 +48,7 @@ export const GRAPHQL_ACCESS = {
   "Link.metrics": "analytics.read",
   "Link.analytics": "analytics.read",
   "Link.state": "parent",
+  "Link.splitResults": "analytics.read",
   "LinkMetrics.link": "parent",
 
   // The admin graph's mutations

@@ -48,6 +48,8 @@ export const ROUTE_ACCESS: Record<string, RouteAccess> = {
   // The least of its fields; the route checks each field it is given (rest/admin.ts).
   "PATCH /api/v1/admin/projects/:hashid": "project.settings",
   "POST /api/v1/admin/projects/:hashid/regenerate_key": "project.key",
+  // The project's QR logo is one of its settings.
+  "PUT /api/v1/admin/projects/:hashid/qr_logo": "project.settings",
   "GET /api/v1/admin/accounts": "accounts.manage",
   "POST /api/v1/admin/accounts": "accounts.manage",
   "DELETE /api/v1/admin/accounts/:account_id": "accounts.manage",
@@ -68,6 +70,9 @@ export const ROUTE_ACCESS: Record<string, RouteAccess> = {
   "POST /api/v1/projects/:project_id/links/import": "links.write",
   // The links as CSV (their counters included): a read of links, not the events' history.
   "GET /api/v1/projects/:project_id/links/export": "links.read",
+  "GET /api/v1/projects/:project_id/links/:link_path/qr": "links.read",
+  // A split's results are analytics figures of the link.
+  "GET /api/v1/projects/:project_id/links/:link_path/split": "analytics.read",
   "GET /api/v1/projects/:project_id/events_per_day": "analytics.read",
   "GET /api/v1/projects/:project_id/analytics": "analytics.read",
 
@@ -154,6 +159,11 @@ export const ROUTE_ACCESS: Record<string, RouteAccess> = {
   "GET /dashboard/environments/:project_id/links/:path/delete": "links.delete",
   "POST /dashboard/environments/:project_id/links/:path/delete": "links.delete",
   "GET /dashboard/environments/:project_id/links/:path/qr.svg": "links.read",
+  // The rules page shows viewers the rules as text; its form posts edits.
+  "GET /dashboard/environments/:project_id/links/:path/rules": "links.read",
+  "POST /dashboard/environments/:project_id/links/:path/rules": "links.write",
+  "GET /dashboard/environments/:project_id/links/:path/qr": "links.read",
+  "GET /dashboard/environments/:project_id/links/:path/qr-image": "links.read",
   "GET /dashboard/environments/:project_id/metrics": "analytics.read",
   "GET /dashboard/environments/:project_id/metrics/analytics.csv": "analytics.read",
   "GET /dashboard/environments/:project_id/links/:path/analytics.csv": "analytics.read",
@@ -167,6 +177,8 @@ export const ROUTE_ACCESS: Record<string, RouteAccess> = {
   "GET /.well-known/assetlinks.json": "public",
   "GET /open-app.js": "public",
   "GET /:path": "public",
+  // A password link's form: the password is the credential, limited per link and address.
+  "POST /:path": "public",
 };
 
 /** What the route `method path` (Hono's pattern, not the request's path) needs, or undefined. */
