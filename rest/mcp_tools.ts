@@ -35,10 +35,16 @@ import {
   updateLink,
 } from "../services/links/manage.ts";
 import { qrPng } from "../services/links/qr.ts";
+import { splitFigures, splitOf, splitResults } from "../services/links/split_results.ts";
 import { qrOptionsQuery } from "../inputs/qr.ts";
 import type { Logger } from "../infra/log.ts";
 import { classifyAndLog } from "./errors.ts";
-import { analyticsSchema, JSON_SCHEMA_RULES, managedLinkSchema } from "./openapi_schemas.ts";
+import {
+  analyticsSchema,
+  JSON_SCHEMA_RULES,
+  managedLinkSchema,
+  splitResultsSchema,
+} from "./openapi_schemas.ts";
 
 export type ApiKey = Extract<Principal, { type: "api_key" }>;
 
@@ -180,8 +186,8 @@ function figures(totals: Record<string, number>): string {
 }
 
 /**
- * Every tool, in the order they are listed. The contract's `funnel` and `split_results` join
- * them with the services they read (attribution's funnel, link splits), which do not exist yet.
+ * Every tool, in the order they are listed. The contract's `funnel` joins them with the service
+ * it reads (attribution's funnel).
  */
 export const MCP_TOOLS: readonly McpTool[] = [
   tool({
@@ -360,6 +366,34 @@ export const MCP_TOOLS: readonly McpTool[] = [
       }
       if (answer.series) lines.push(`A series of ${answer.series.length} ${answer.interval}s.`);
       return { structured: answer, text: lines.join("\n") };
+    },
+  }),
+  tool({
+    name: "split_results",
+    title: "A split's results",
+    description: "The results of a link's A/B split, per variant: views, installs, purchases, " +
+      "revenue, conversion (installs per view) and the probability that it is the best; " +
+      "enough_data is false under 100 views per variant. `rule` names a rule's split (its " +
+      "name or 1-based index); without it, the link's own split.",
+    operation: "analytics.read",
+    input: pathInput.extend({
+      rule: z.string().min(1).max(200).optional()
+        .meta({ description: "the rule whose split to read: its name or 1-based index" }),
+    }),
+    output: splitResultsSchema,
+    annotations: { readOnlyHint: true },
+    async run(ctx, { path, rule }) {
+      const environmentId = ctx.key.environmentId;
+      const link = await getManagedLinkOrThrow(ctx.deps.sql, environmentId, path);
+      const { label, split } = splitOf(link, rule);
+      const figures = await splitFigures(ctx.deps.sql, environmentId, [link.id]);
+      const results = splitResults(label, split, figures.get(link.id) ?? []);
+      const lines = results.variants.map((v) =>
+        `variant ${v.variant}: ${v.views} views, ${v.installs} installs, ` +
+        `P(best) ${v.probability_best.toFixed(2)}`
+      );
+      if (!results.enough_data) lines.push("Not enough data yet (under 100 views a variant).");
+      return { structured: results, text: lines.join("\n") };
     },
   }),
 ];

@@ -62,6 +62,7 @@ const ALL_TOOLS = [
   "delete_link",
   "link_qr",
   "analytics",
+  "split_results",
 ];
 
 const restLinks = async (query = "") => {
@@ -89,7 +90,10 @@ Deno.test("each key lists the tools of its scopes, with the REST bodies' schemas
     "get_link",
     "link_qr",
   ]);
-  assert.deepEqual((await listed(analyst.value)).map((t) => t.name), ["analytics"]);
+  assert.deepEqual((await listed(analyst.value)).map((t) => t.name), [
+    "analytics",
+    "split_results",
+  ]);
   assert.deepEqual(await listed(exporter.value), []);
 
   const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
@@ -112,7 +116,8 @@ Deno.test("each key lists the tools of its scopes, with the REST bodies' schemas
     assert.equal(tool.inputSchema.type, "object", tool.name);
     assert.equal(tool.outputSchema?.type, "object", tool.name);
     assert.equal(tool.annotations?.openWorldHint, false, tool.name);
-    const reads = ["list_links", "get_link", "link_qr", "analytics"].includes(tool.name);
+    const reads = ["list_links", "get_link", "link_qr", "analytics", "split_results"]
+      .includes(tool.name);
     assert.equal(tool.annotations?.readOnlyHint, reads, tool.name);
   }
   assert.equal(byName.delete_link!.annotations?.destructiveHint, true);
@@ -313,6 +318,58 @@ Deno.test("analytics takes the analytics route's parameters and answers its figu
     assert.match(
       await callError(client, "analytics", { interval: "fortnight" }),
       /^invalid_field: interval: /,
+    );
+  } finally {
+    await client.close();
+  }
+});
+
+Deno.test("split_results answers as the split route does, for the link's split and a rule's", async () => {
+  const client = await mcpClient(both, full.value);
+  try {
+    await callOk(client, "create_link", {
+      path: "ab-test",
+      split: [{ url: "https://a.example/", weight: 70 }, { url: "https://b.example/", weight: 30 }],
+      rules: [{
+        name: "french",
+        when: { language: ["fr"] },
+        split: [{ url: "https://fr-a.example/", weight: 1 }, {
+          url: "https://fr-b.example/",
+          weight: 1,
+        }],
+      }],
+    });
+    // Views of both splits, through the link host.
+    for (let i = 0; i < 6; i++) {
+      const res = await fetch(`${srv.url}/ab-test`, {
+        redirect: "manual",
+        headers: {
+          "User-Agent": "Mozilla/5.0 (X11; Linux x86_64) Firefox/120.0",
+          ...(i % 2 ? { "Accept-Language": "fr-FR" } : {}),
+        },
+      });
+      await res.body?.cancel();
+    }
+    await srv.views.flush();
+    for (const [args, query] of [[{}, ""], [{ rule: "french" }, "?rule=french"]] as const) {
+      const rest = await call(
+        srv.url,
+        "GET",
+        `/api/v1/projects/${env}/links/ab-test/split${query}`,
+        {
+          headers: adminHeaders,
+        },
+      );
+      assert.equal(rest.status, 200, rest.text);
+      const result = await callTool(client, "split_results", { path: "ab-test", ...args });
+      assert.deepEqual(result.structuredContent, rest.body, query);
+      const views = (rest.body as { variants: { views: number }[] }).variants
+        .reduce((n, v) => n + v.views, 0);
+      assert.equal(views, 3, query);
+    }
+    assert.match(
+      await callError(client, "split_results", { path: "ab-test", rule: "nope" }),
+      /^invalid_field: rule: /,
     );
   } finally {
     await client.close();
@@ -590,6 +647,7 @@ Deno.test("the tool table names an operation of the permission table for each to
       delete_link: "links.delete",
       link_qr: "links.read",
       analytics: "analytics.read",
+      split_results: "analytics.read",
     },
   );
 });
