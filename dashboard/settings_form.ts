@@ -3,6 +3,10 @@
 // PATCH /api/v1/admin/projects/:hashid (inputs/project_settings.ts).
 import { type ProjectSettings, projectSettings } from "../inputs/project_settings.ts";
 import type { Project } from "../services/projects/projects.ts";
+import {
+  DEFAULT_SDK_WRITES_PER_ADDRESS,
+  DEFAULT_SDK_WRITES_PER_KEY,
+} from "../services/projects/sdk_limits.ts";
 import { formText } from "./forms.ts";
 
 type FormBody = Record<string, string | File | (string | File)[]>;
@@ -99,6 +103,55 @@ export function parseSettingsForm(
       : "";
     errors[field] ??= line + (line ? issue.message : fieldSentence(issue.message));
     if (line) errors[field] = fieldSentence(errors[field]!);
+  }
+  return { values, input: null, errors };
+}
+
+/** The "Write limits" form: each field a number of writes a minute, blank for the default. */
+export const LIMIT_FIELDS = ["per_key", "per_address"] as const;
+export type LimitField = (typeof LIMIT_FIELDS)[number];
+export type LimitValues = Record<LimitField, string>;
+export type LimitErrors = Partial<Record<LimitField, string>>;
+
+export const DEFAULT_LIMITS: Record<LimitField, number> = {
+  per_key: DEFAULT_SDK_WRITES_PER_KEY,
+  per_address: DEFAULT_SDK_WRITES_PER_ADDRESS,
+};
+
+/** The form as the project's limits fill it: blank where the project keeps the default. */
+export function limitValuesOf(project: Project): LimitValues {
+  const shown = (f: LimitField) =>
+    project.sdk_limits[f] === DEFAULT_LIMITS[f] ? "" : String(project.sdk_limits[f]);
+  return { per_key: shown("per_key"), per_address: shown("per_address") };
+}
+
+/**
+ * The limits as PATCH /api/v1/admin/projects/:hashid takes them (its schema validates them): a
+ * blank field is the default (null), digits (with spaces, commas or points between thousands,
+ * as people type them) a number, anything else is given to the schema as typed.
+ */
+export function parseLimitsForm(
+  form: FormBody,
+): { values: LimitValues; input: ProjectSettings | null; errors: LimitErrors } {
+  const values = Object.fromEntries(
+    LIMIT_FIELDS.map((f) => [f, formText(form, f)]),
+  ) as LimitValues;
+  const number = (f: LimitField) => {
+    const text = values[f].trim();
+    if (text === "") return null;
+    const digits = text.replace(/[\s,.'_]/g, "");
+    return /^[0-9]{1,12}$/.test(digits) ? Number(digits) : text;
+  };
+  const parsed = projectSettings.safeParse({
+    sdk_limits: { per_key: number("per_key"), per_address: number("per_address") },
+  });
+  if (parsed.success) return { values, input: parsed.data, errors: {} };
+  const errors: LimitErrors = {};
+  for (const issue of parsed.error.issues) {
+    const field = issue.path[1] === "per_address" ? "per_address" : "per_key";
+    errors[field] ??= fieldSentence(
+      issue.code === "invalid_type" ? "must be a whole number of writes a minute" : issue.message,
+    );
   }
   return { values, input: null, errors };
 }

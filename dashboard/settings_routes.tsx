@@ -1,5 +1,6 @@
-// POST /dashboard/projects/:hashid/apps[/remove] – a project's link domain and apps, through the
-// same schema and service as PATCH /api/v1/admin/projects/:hashid.
+// POST /dashboard/projects/:hashid/apps[/remove] – a project's link domain and apps, and
+// POST …/sdk_limits its key's write limits, through the same schema and service as
+// PATCH /api/v1/admin/projects/:hashid.
 import type { Hono } from "hono";
 import type { AppDeps } from "../services/deps.ts";
 import { ApiError } from "../services/errors.ts";
@@ -8,7 +9,12 @@ import type { PageKit } from "./kit.tsx";
 import { formText } from "./forms.ts";
 import { ProjectPage } from "./pages/projects.tsx";
 import { auditOf, BASE, type DashboardEnv } from "./security.ts";
-import { fieldSentence, parseSettingsForm, type SettingsErrors } from "./settings_form.ts";
+import {
+  fieldSentence,
+  parseLimitsForm,
+  parseSettingsForm,
+  type SettingsErrors,
+} from "./settings_form.ts";
 
 export function settingsPages(
   app: Hono<DashboardEnv>,
@@ -51,6 +57,22 @@ export function settingsPages(
       }
       throw err;
     }
+    return c.redirect(saved(hashid), 303);
+  });
+
+  // POST /dashboard/projects/:hashid/sdk_limits – the project key's write limits; blank: default
+  app.post("/projects/:hashid/sdk_limits", async (c) => {
+    const hashid = c.req.param("hashid");
+    const { values, input, errors } = parseLimitsForm(await c.req.parseBody());
+    if (!input) {
+      const project = await getProjectOrThrow(sql, hashid);
+      return kit.page(
+        c,
+        <ProjectPage session={c.get("session")} project={project} limits={{ values, errors }} />,
+        400,
+      );
+    }
+    await updateProject(sql, hashid, input, auditOf(c), { defaultHost });
     return c.redirect(saved(hashid), 303);
   });
 

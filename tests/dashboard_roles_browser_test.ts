@@ -100,6 +100,7 @@ function screens(hashid: string, envId: number, owner: Person, viewer: Person): 
         [`form[action='${project}'] input[name=enterprise]`, INSTANCE],
         [`a[href='${project}/regenerate-key']`, ADMIN_THINGS],
         [`form[action='${project}/apps'] input[name=link_domain]`, ADMIN_THINGS],
+        [`form[action='${project}/sdk_limits'] input[name=per_key]`, ADMIN_THINGS],
       ],
       shoot: "project",
     },

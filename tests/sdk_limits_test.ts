@@ -5,6 +5,7 @@
 // Time moves with the injectable clock only.
 import assert from "node:assert/strict";
 import { ManualClock } from "./helpers/clock.ts";
+import { postForm, signInOverHttp } from "./helpers/dashboard.ts";
 import { gql } from "./helpers/graphql.ts";
 import { sdkHeaders } from "./helpers/sdk.ts";
 import {
@@ -261,4 +262,56 @@ Deno.test("GraphQL: a project's limits are read on Project.sdkLimits and set wit
   );
   assert.equal(bad.errors?.[0]?.extensions?.code, "BAD_USER_INPUT");
   assert.match(bad.errors[0].message, /input\.perKey/);
+});
+
+Deno.test("dashboard: the project page's write limits form sets and clears them; bad values change nothing", async () => {
+  const p = await createProject(srv.url);
+  const client = await signInOverHttp(srv.url);
+  const limits = async () =>
+    (await call(srv.url, "GET", `/api/v1/admin/projects/${p.hashid}`, { headers: adminHeaders }))
+      .body.project.sdk_limits;
+  const page = await fetch(`${srv.url}/dashboard/projects/${p.hashid}`, {
+    headers: { cookie: client.cookie },
+  });
+  const html = await page.text();
+  assert.match(html, /<h2 id="limits-h">Write limits<\/h2>/);
+  assert.match(html, new RegExp(`action="/dashboard/projects/${p.hashid}/sdk_limits"`));
+
+  const post = (fields: Record<string, string>) =>
+    postForm(srv.url, `/dashboard/projects/${p.hashid}/sdk_limits`, client, {
+      _csrf: client.csrf,
+      ...fields,
+    });
+  // As people type numbers: thousands separated.
+  const saved = await post({ per_key: "250,000", per_address: "" });
+  assert.equal(saved.status, 303);
+  assert.deepEqual(await limits(), {
+    per_key: 250_000,
+    per_address: DEFAULT_SDK_WRITES_PER_ADDRESS,
+  });
+  const shown = await (await fetch(`${srv.url}/dashboard/projects/${p.hashid}`, {
+    headers: { cookie: client.cookie },
+  })).text();
+  assert.match(shown, /name="per_key"[^>]*value="250000"/);
+
+  for (
+    const [fields, field, message] of [
+      [{ per_key: "999", per_address: "" }, "per_key", /at least 1000/],
+      [{ per_key: "", per_address: "lots" }, "per_address", /whole number/],
+      [{ per_key: "12.5e9", per_address: "" }, "per_key", /whole number/],
+    ] as const
+  ) {
+    const refused = await post(fields);
+    assert.equal(refused.status, 400, JSON.stringify(fields));
+    assert.match(refused.text, new RegExp(`id="f-${field}-error"[^>]*>[^<]*`));
+    assert.match(refused.text, message);
+  }
+  assert.equal((await limits()).per_key, 250_000, "a refused form changes nothing");
+
+  // Blank again: the defaults.
+  assert.equal((await post({ per_key: "", per_address: "" })).status, 303);
+  assert.deepEqual(await limits(), {
+    per_key: DEFAULT_SDK_WRITES_PER_KEY,
+    per_address: DEFAULT_SDK_WRITES_PER_ADDRESS,
+  });
 });

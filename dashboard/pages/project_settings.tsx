@@ -4,7 +4,13 @@ import type { Project } from "../../services/projects/projects.ts";
 import type { Session } from "../../services/access/sessions.ts";
 import { Csrf, Field } from "../layout.tsx";
 import { BASE } from "../security.ts";
-import type { SettingsErrors, SettingsValues } from "../settings_form.ts";
+import {
+  DEFAULT_LIMITS,
+  type LimitErrors,
+  type LimitValues,
+  type SettingsErrors,
+  type SettingsValues,
+} from "../settings_form.ts";
 
 function RemoveApp(props: { session: Session; project: Project; platform: "ios" | "android" }) {
   const label = props.platform === "ios" ? "iOS" : "Android";
@@ -120,6 +126,61 @@ export function DomainAndApps(props: {
           {p.apps.android && <RemoveApp session={props.session} project={p} platform="android" />}
         </div>
       )}
+    </section>
+  );
+}
+
+/**
+ * The project page's "Write limits" card: how many links and events the project key may write a
+ * minute, per key and per client address (docs/rest-api.md, "Write limits").
+ */
+export function WriteLimits(props: {
+  session: Session;
+  project: Project;
+  values: LimitValues;
+  errors: LimitErrors;
+}) {
+  const { values: v, errors: e, project: p } = props;
+  const number = (n: number) => n.toLocaleString("en-US");
+  return (
+    <section class="card" aria-labelledby="limits-h">
+      <h2 id="limits-h">Write limits</h2>
+      <p class="muted apps-intro">
+        The project key ships inside your apps, so anyone can extract it: these bound what it may
+        write, counted over the last minute (a link made with <code>generate_link</code>{" "}
+        or an event sent is one write). Over a limit, the SDK's writes answer{" "}
+        <code>503 rate_limited</code> with <code>Retry-After</code>{" "}
+        and clients retry. Link lookups and the links themselves are never limited.
+      </p>
+      {Object.keys(e).length > 0 && (
+        <p class="notice error" role="alert">Nothing was saved: correct the fields marked below.</p>
+      )}
+      <form method="post" action={`${BASE}/projects/${p.id}/sdk_limits`}>
+        <Csrf session={props.session} />
+        <div class="grid">
+          <Field
+            label="Writes a minute for the key"
+            name="per_key"
+            value={v.per_key}
+            error={e.per_key}
+            placeholder={number(DEFAULT_LIMITS.per_key)}
+            hint={`Both environments together. Blank: the default, ${
+              number(DEFAULT_LIMITS.per_key)
+            }.`}
+          />
+          <Field
+            label="Writes a minute from one address"
+            name="per_address"
+            value={v.per_address}
+            error={e.per_address}
+            placeholder={number(DEFAULT_LIMITS.per_address)}
+            hint={`An IPv6 address counts as its /64. Blank: the default, ${
+              number(DEFAULT_LIMITS.per_address)
+            }.`}
+          />
+        </div>
+        <button type="submit" class="button">Save write limits</button>
+      </form>
     </section>
   );
 }

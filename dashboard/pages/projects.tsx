@@ -13,8 +13,15 @@ import {
   SecretBox,
 } from "../layout.tsx";
 import { BASE, may } from "../security.ts";
-import { type SettingsErrors, type SettingsValues, settingsValuesOf } from "../settings_form.ts";
-import { DomainAndApps } from "./project_settings.tsx";
+import {
+  type LimitErrors,
+  type LimitValues,
+  limitValuesOf,
+  type SettingsErrors,
+  type SettingsValues,
+  settingsValuesOf,
+} from "../settings_form.ts";
+import { DomainAndApps, WriteLimits } from "./project_settings.tsx";
 
 export function ProjectsPage(props: {
   session: Session;
@@ -128,6 +135,7 @@ export function ProjectPage(props: {
   error?: string | undefined;
   /** The link domain and apps form as submitted, when it had errors. */
   settings?: { values: SettingsValues; errors: SettingsErrors };
+  limits?: { values: LimitValues; errors: LimitErrors };
 }) {
   const p = props.project;
   return (
@@ -224,6 +232,14 @@ export function ProjectPage(props: {
           project={p}
           values={props.settings?.values ?? settingsValuesOf(p)}
           errors={props.settings?.errors ?? {}}
+        />
+      )}
+      {may(props.session, "project.settings") && (
+        <WriteLimits
+          session={props.session}
+          project={p}
+          values={props.limits?.values ?? limitValuesOf(p)}
+          errors={props.limits?.errors ?? {}}
         />
       )}
     </Layout>
