@@ -1,5 +1,5 @@
 // deno task bench [-- --seconds N] [--only sdk,retention] [--feed-rows N] [--retention-rows N]
-// [--analytics-events N]:
+// [--analytics-events N] [--memory-minutes N]:
 // every benchmark, each as a ratio against a baseline measured in the same run. Needs wrk
 // (Debian package `wrk`) and a PostgreSQL (BENCH_DATABASE_URL, DATABASE_URL, or
 // postgres://postgres@127.0.0.1:5432/postgres). Exits 1 if a row's measurement is invalid (a
@@ -17,6 +17,7 @@ import { graphqlBenchmarks } from "./graphql.ts";
 import { liveBenchmarks } from "./live.ts";
 import { linkListBenchmarks } from "./links.ts";
 import { loggingBenchmarks } from "./logging.ts";
+import { memoryBenchmarks } from "./memory.ts";
 import { retentionBenchmarks } from "./retention.ts";
 import { exitStatus, failedScenario, renderTable, type Row } from "./rows.ts";
 import { sdkBenchmarks } from "./sdk.ts";
@@ -30,6 +31,7 @@ const { values } = parseArgs({
     "feed-rows": { type: "string", default: "2000000" },
     "retention-rows": { type: "string", default: "1000000" },
     "analytics-events": { type: "string", default: "10000000" },
+    "memory-minutes": { type: "string", default: "10" },
     help: { type: "boolean" },
   },
 });
@@ -41,8 +43,8 @@ const print = (s: string) => console.log(s);
 if (values.help) {
   print(
     "deno task bench [-- --seconds N]\n" +
-      "  [--only sdk,feed,graphql,delivery,live,retention,links,analytics]\n" +
-      "  [--feed-rows N] [--retention-rows N] [--analytics-events N]\n" +
+      "  [--only sdk,feed,graphql,delivery,live,retention,links,analytics,memory]\n" +
+      "  [--feed-rows N] [--retention-rows N] [--analytics-events N] [--memory-minutes N]\n" +
       "Exit status: 1 if a row is invalid, else 2 if a target was missed, else 0.",
   );
   Deno.exit(0);
@@ -66,6 +68,8 @@ const suites: Record<string, (db: Awaited<ReturnType<typeof benchDatabase>>) => 
   links: (db) => linkListBenchmarks(db, seconds),
   logging: () => loggingBenchmarks(seconds),
   analytics: (db) => analyticsBenchmarks(db, seconds, Number(values["analytics-events"])),
+  // Its own processes and databases (bench/memory.ts): the shared one goes unused.
+  memory: () => memoryBenchmarks(Number(values["memory-minutes"])),
 };
 
 const only = values.only?.split(",");
