@@ -1,6 +1,8 @@
 import type { MiddlewareHandler } from "hono";
 import { bodyLimit } from "hono/body-limit";
+import { routePath } from "hono/route";
 import type { Logger } from "../services/log.ts";
+import { observeRequest } from "../services/monitoring/metrics.ts";
 import type { AppEnv } from "./deps.ts";
 import { errorResponse, toErrorResponse } from "./errors.ts";
 
@@ -46,7 +48,9 @@ const PLAIN_ID = /^[\w\-=]{1,255}$/;
  *   Responses the hot paths build (hono's request-id middleware only reached answers built
  *   through the context);
  * - bodies over 1 MiB refused (limitBody);
- * - one log line per request: no headers, no query string, no body, so no secret can leak.
+ * - one log line per request: no headers, no query string, no body, so no secret can leak;
+ * - the request in the metrics, by the template of the route that answered it (hono's
+ *   routePath: `/:link_path`, never the path itself).
  */
 export function requestFrame(logger: Logger): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
@@ -65,6 +69,7 @@ export function requestFrame(logger: Logger): MiddlewareHandler<AppEnv> {
       }
     }
     logRequest(logger, id, c.req.method, c.req.path, res.status, start);
+    observeRequest(routePath(c), c.req.method, res.status, performance.now() - start);
   };
 }
 
@@ -85,13 +90,16 @@ function withRequestId(res: Response, id: string): Response {
  * A request answered before hono's routing and context (the hottest routes: rest/sdk.ts
  * sdkLinkFastPath, app.ts's POST /graphql) with requestFrame's frame: the same request id and
  * X-Request-Id header, the same log line (`path` is hono's c.req.path: no query string), errors
- * mapped by rest/errors.ts as app.onError maps them. The body limit is the caller's to check.
+ * mapped by rest/errors.ts as app.onError maps them, the same metrics under `route` (the
+ * template hono would have matched; `path` when it has no parameter). The body limit is the
+ * caller's to check.
  */
 export async function answerFramed(
   logger: Logger,
   req: Request,
   path: string,
   answer: (requestId: string) => Promise<Response>,
+  route: string = path,
 ): Promise<Response> {
   const start = performance.now();
   const id = requestIdOf(req);
@@ -103,6 +111,7 @@ export async function answerFramed(
   }
   res = withRequestId(res, id);
   logRequest(logger, id, req.method, path, res.status, start);
+  observeRequest(route, req.method, res.status, performance.now() - start);
   return res;
 }
 

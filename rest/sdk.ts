@@ -36,6 +36,8 @@ async function sdkLink(deps: AppDeps, headers: Headers, path: string): Promise<R
 }
 
 const LOOKUP_PREFIX = "/api/v1/sdk/link/";
+/** The lookup's route template, as hono names it (the metrics' route label). */
+const LOOKUP_ROUTE = "/api/v1/sdk/link/:link_path";
 /** A path hono routes to the lookup as it is: one segment, nothing to decode. */
 const PLAIN_SEGMENT = /^[A-Za-z0-9_-]+$/;
 
@@ -61,6 +63,7 @@ export function sdkLinkFastPath(deps: AppDeps): (req: Request) => Promise<Respon
       req,
       url.slice(pathStart, pathEnd),
       () => sdkLink(deps, req.headers, linkPath),
+      LOOKUP_ROUTE,
     );
   };
 }
