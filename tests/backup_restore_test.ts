@@ -11,7 +11,9 @@ import assert from "node:assert/strict";
 import postgres from "postgres";
 import { createDatabase, dropDatabase } from "../db/databases.ts";
 import { startEmbeddedPostgres } from "../db/embedded.ts";
-import { migrate } from "../db/migrate.ts";
+import { migrate, migrationList } from "../db/migrate.ts";
+import { Progress } from "../cli/progress.ts";
+import { migrateUpTo } from "./helpers/database.ts";
 import { signInOverHttp } from "./helpers/dashboard.ts";
 import { listening, startService } from "./helpers/process.ts";
 import { eventsOf, startReceiver } from "./helpers/receiver.ts";
@@ -593,4 +595,85 @@ Deno.test("backup of the embedded database refuses while its server runs, saying
     await place.drop();
     await Deno.remove(file.replace(/\/[^/]+$/, ""), { recursive: true });
   }
+});
+
+Deno.test({
+  name: "a backup of an earlier version's database restores at that version, then is upgraded",
+  ignore: !PG_BASE,
+  async fn() {
+    const src = await postgresPlace();
+    const tgt = await postgresPlace();
+    const file = await backupFile();
+    try {
+      // As the version before migration 00021 left it: no feed_xid_offset() yet.
+      await migrateUpTo(src.env.DATABASE_URL!, 20);
+      const { sql, close } = await src.open();
+      try {
+        await sql`insert into instance_settings (key, value) values ('cursor_secret', 'kept')`;
+        await sql`
+          insert into projects (hashid, name, enterprise, key_hash)
+          values ('old1', 'Older', true, repeat('a', 64))
+        `;
+      } finally {
+        await close();
+      }
+      assertTaskOk(await task("backup", file, envOf(src)), "backup");
+      assertTaskOk(await task("restore", file, envOf(tgt)), "restore");
+      const restored = await tgt.open();
+      try {
+        const migrations = await restored.sql<{ id: number }[]>`
+          select migration_id as id from migrations order by 1
+        `;
+        assert.deepEqual(migrations.map((m) => m.id), migrationList().map((m) => m.id));
+        assert.deepEqual([...await restored.sql`select hashid, name from projects`], [
+          { hashid: "old1", name: "Older" },
+        ]);
+        assert.deepEqual([...await restored.sql`select value from instance_settings`], [
+          { value: "kept" },
+        ]);
+        const [f] = await restored.sql`select feed_xid_offset()::int as offset`;
+        assert.equal(f!.offset, 0, "the same cluster's ids are ahead of the backup's already");
+      } finally {
+        await restored.close();
+      }
+    } finally {
+      await src.drop();
+      await tgt.drop();
+      await Deno.remove(file.replace(/\/[^/]+$/, ""), { recursive: true });
+    }
+  },
+});
+
+Deno.test("progress: a bar redrawn in place on a terminal, a line now and then elsewhere", () => {
+  const sink = (terminal: boolean) => {
+    let text = "";
+    return {
+      out: {
+        writeSync(b: Uint8Array) {
+          text += new TextDecoder().decode(b);
+          return b.length;
+        },
+        isTerminal: () => terminal,
+      },
+      text: () => text,
+    };
+  };
+  const tty = sink(true);
+  const bar = new Progress("backup x", 200, tty.out);
+  bar.update(50, 2048, true);
+  bar.done(200, 10 * 1024 * 1024);
+  assert.equal(
+    tty.text(),
+    "\r\x1b[2K[########----------------------]  25% backup x: 50 of 200 rows, 2.0 KiB" +
+      "\r\x1b[2K[##############################] 100% backup x: 200 of 200 rows, 10.0 MiB\n",
+  );
+  const log = sink(false);
+  const lines = new Progress("restore y", 1_500_000, log.out);
+  lines.update(0, 0, true);
+  lines.update(10, 100); // within five seconds of the last line: not written
+  lines.done(1_500_000, 3 * 1024 ** 3);
+  assert.equal(
+    log.text(),
+    "restore y: 0 of 1,500,000 rows, 0 B\nrestore y: 1,500,000 of 1,500,000 rows, 3.00 GiB\n",
+  );
 });
