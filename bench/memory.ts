@@ -21,8 +21,8 @@ export const EMBEDDED_IDLE_TARGET_MB = 300;
 export interface ServiceProcess {
   pid: number;
   url: string;
-  /** Resident memory now, in MiB (VmRSS). */
-  rssMb(): number;
+  /** Resident memory now, in MiB. */
+  rssMb(): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -34,11 +34,14 @@ function freePort(): number {
   return port;
 }
 
-/** Resident memory of process `pid` in MiB, from /proc. */
-export function rssOf(pid: number): number {
-  const status = Deno.readTextFileSync(`/proc/${pid}/status`);
-  const kb = Number(/^VmRSS:\s+(\d+) kB$/m.exec(status)?.[1]);
-  return kb / 1024;
+/**
+ * Resident memory of process `pid` in MiB, by `ps` (procps): reading another process's
+ * /proc/<pid>/status needs --allow-all, which the bench task does not have.
+ */
+export async function rssOf(pid: number): Promise<number> {
+  const out = await new Deno.Command("ps", { args: ["-o", "rss=", "-p", String(pid)] }).output();
+  const kb = new TextDecoder().decode(out.stdout).trim();
+  return out.success && /^[0-9]+$/.test(kb) ? Number(kb) / 1024 : NaN;
 }
 
 /**
@@ -240,11 +243,11 @@ export async function mixedLoad(
       seconds,
     }),
   };
-  let peakMb = service.rssMb();
-  const sampler = setInterval(() => {
-    try {
-      peakMb = Math.max(peakMb, service.rssMb());
-    } catch { /* the process is gone: the runs report it */ }
+  let peakMb = await service.rssMb();
+  const sampler = setInterval(async () => {
+    const now = await service.rssMb();
+    // NaN once the process is gone: the runs report that.
+    if (Number.isFinite(now)) peakMb = Math.max(peakMb, now);
   }, 5_000);
   let ingested = 0;
   const ingestErrors: string[] = [];
@@ -275,7 +278,7 @@ export async function mixedLoad(
       runs: Object.fromEntries(names.map((n, i) => [n, results[i]!])),
       ingested,
       ingestErrors,
-      peakMb: Math.max(peakMb, service.rssMb()),
+      peakMb: Math.max(peakMb, await service.rssMb()),
     };
   } finally {
     clearInterval(sampler);
@@ -327,7 +330,7 @@ async function memoryRows(setup: Setup, minutes: number): Promise<Row[]> {
   let service = await startServiceProcess(setup.env);
   try {
     await settle();
-    rows.push(idleRow("first start", service.rssMb()));
+    rows.push(idleRow("first start", await service.rssMb()));
   } finally {
     await service.stop();
   }
@@ -335,11 +338,11 @@ async function memoryRows(setup: Setup, minutes: number): Promise<Row[]> {
   const receiver = serve(() => new Response(null, { status: 204 }));
   try {
     await settle();
-    rows.push(idleRow("restarted", service.rssMb()));
+    rows.push(idleRow("restarted", await service.rssMb()));
     const seeded = await seedService(service.url, receiver.url);
     const load = await mixedLoad(service, seeded, Math.max(5, Math.round(minutes * 60)));
     await settle();
-    const after = service.rssMb();
+    const after = await service.rssMb();
     const problems = [
       ...Object.entries(load.runs).flatMap(([n, r]) => r.problems.map((p) => `${n}: ${p}`)),
       ...load.ingestErrors.map((e) => `ingestion: ${e}`),
