@@ -177,6 +177,16 @@ export class Histogram implements Family {
 
   /** Records `value` in the series of `values`, found by one lookup of their joined key. */
   observe(values: LabelValues, value: number): void {
+    this.#record(this.#slot(values), value);
+  }
+
+  /** The series of these label values, to observe into without looking it up again. */
+  child(values: LabelValues): { observe(value: number): void } {
+    const s = this.#slot(values);
+    return { observe: (value) => this.#record(s, value) };
+  }
+
+  #slot(values: LabelValues): HistogramSeries {
     const key = keyOf(values);
     let s = this.#series.get(key);
     if (!s) {
@@ -188,6 +198,10 @@ export class Histogram implements Family {
       };
       this.#series.set(key, s);
     }
+    return s;
+  }
+
+  #record(s: HistogramSeries, value: number): void {
     const bounds = this.#bounds;
     let i = 0;
     while (i < bounds.length && value > bounds[i]!) i++;
