@@ -2,7 +2,7 @@
 import { createHash } from "node:crypto";
 import { parse } from "graphql";
 import { z } from "zod";
-import { MAX_SECRET_LENGTH } from "./services/secrets.ts";
+import { MAX_SECRET_LENGTH } from "./infra/secrets.ts";
 
 export interface Config {
   port: number;
@@ -38,17 +38,17 @@ export interface Config {
   /**
    * Behind one reverse proxy: the dashboard then takes the scheme from X-Forwarded-Proto (for
    * its cookie's Secure flag) and the client address from X-Forwarded-For's last entry (for the
-   * limit on wrong admin tokens, services/admin_token_limit.ts). Off, both come from the
+   * limit on wrong admin tokens, services/access/admin_token_limit.ts). Off, both come from the
    * connection itself.
    */
   trustProxy: boolean;
   /**
    * The hashid of the one project whose apps the default host (LINK_BASE_URL's) declares in its
-   * association files; null: that host declares none (services/apps.ts says why).
+   * association files; null: that host declares none (services/link_host/apps.ts says why).
    */
   defaultHostAppsProject: string | null;
   /**
-   * A GeoIP database in MaxMind's format (services/geoip.ts) giving link-host views their
+   * A GeoIP database in MaxMind's format (services/link_host/geoip.ts) giving link-host views their
    * country; null: the country of a view is unknown.
    */
   geoipDatabase: string | null;
@@ -263,7 +263,7 @@ function resolveOidc(
   };
 }
 
-/** A trusted document at most, as any GraphQL document (resolvers/document_limit.ts). */
+/** A trusted document at most, as any GraphQL document (graphql/document_limit.ts). */
 const MAX_TRUSTED_DOCUMENT_BYTES = 32 * 1024;
 
 /**

@@ -7,17 +7,17 @@ import {
 } from "./db/closed_write.ts";
 import { createApp } from "./app.ts";
 import { internalRoutes } from "./rest/internal.ts";
-import { resolveAdminToken } from "./services/admin_token.ts";
-import { defaultHostOwnerProblem } from "./services/apps.ts";
-import { systemClock } from "./services/clock.ts";
+import { resolveAdminToken } from "./services/access/admin_token.ts";
+import { defaultHostOwnerProblem } from "./services/link_host/apps.ts";
+import { systemClock } from "./infra/clock.ts";
 import { DeliveryWorker, sealMigratedSecrets } from "./services/destinations/delivery.ts";
 import { startFeedWakeup } from "./services/feed/wakeup.ts";
-import { GeoIpDatabase, GeoIpError, watchGeoIp } from "./services/geoip.ts";
-import { maintainPartitions, startBackgroundJobs } from "./services/jobs.ts";
-import { LiveTails } from "./services/live_tail.ts";
-import { createLogger, describeError, installFlushOnExit, stdoutLines } from "./services/log.ts";
-import { resolveCursorSecret } from "./services/settings.ts";
-import { ViewRecorder } from "./services/view_recorder.ts";
+import { GeoIpDatabase, GeoIpError, watchGeoIp } from "./services/link_host/geoip.ts";
+import { maintainPartitions, startBackgroundJobs } from "./services/maintenance/jobs.ts";
+import { LiveTails } from "./services/feed/live_tail.ts";
+import { createLogger, describeError, installFlushOnExit, stdoutLines } from "./infra/log.ts";
+import { resolveCursorSecret } from "./infra/settings.ts";
+import { ViewRecorder } from "./services/link_host/view_recorder.ts";
 
 function fail(message: string): never {
   // deno-lint-ignore no-console

@@ -3,9 +3,9 @@
 import { createApiKey } from "../services/access/api_keys.ts";
 import { CLI_AUDIT } from "../services/access/audit.ts";
 import { ADMIN_TOKEN_PRINCIPAL } from "../services/access/principal.ts";
-import { systemClock } from "../services/clock.ts";
+import { systemClock } from "../infra/clock.ts";
 import { createManagedLink } from "../services/links/manage.ts";
-import { createProject } from "../services/projects.ts";
+import { createProject } from "../services/projects/projects.ts";
 import { ADMIN_TOKEN, type BenchDatabase, compare, fmt, serveService, wrk } from "./lib.ts";
 import { judge, notFinite, type Row } from "./rows.ts";
 

@@ -11,8 +11,9 @@
 //   fast as without them: the median ratio of 5 adjacent pairs of runs in the same run.
 import { CLI_AUDIT } from "../services/access/audit.ts";
 import type { Sql } from "../db/connect.ts";
-import { systemClock } from "../services/clock.ts";
-import { type NewEvent, recordEvents } from "../services/events.ts";
+import { systemClock } from "../infra/clock.ts";
+import type { NewEvent } from "../services/events/event.ts";
+import { recordEvents } from "../services/events/record.ts";
 import {
   dailyMarginsInsert,
   marginsSelect,
@@ -20,8 +21,8 @@ import {
   ROLLUP_METRICS,
   utcHour,
 } from "../services/analytics/rollups.ts";
-import { ensurePartitions } from "../services/partitions.ts";
-import { createProject } from "../services/projects.ts";
+import { ensurePartitions } from "../services/maintenance/partitions.ts";
+import { createProject } from "../services/projects/projects.ts";
 import { ADMIN_TOKEN, type BenchDatabase, fmt, median, serveService } from "./lib.ts";
 import { judge, notFinite, report, type Row } from "./rows.ts";
 

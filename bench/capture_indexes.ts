@@ -4,7 +4,7 @@
 // ~500 B envelopes, one transaction each), in alternating rounds; reported: the median time
 // per insert and the WAL each writes (exact, unlike the times on a shared machine).
 import { parseArgs } from "node:util";
-import { ensurePartitions } from "../services/partitions.ts";
+import { ensurePartitions } from "../services/maintenance/partitions.ts";
 import { benchDatabase, fmt, median } from "./lib.ts";
 
 const { values } = parseArgs({

@@ -12,9 +12,9 @@ import { connect } from "../db/connect.ts";
 import { createDatabase, dropDatabase } from "../db/databases.ts";
 import { migrate } from "../db/migrate.ts";
 import { CLI_AUDIT } from "../services/access/audit.ts";
-import { systemClock } from "../services/clock.ts";
+import { systemClock } from "../infra/clock.ts";
 import { createFeedToken } from "../services/feed/tokens.ts";
-import { createProject } from "../services/projects.ts";
+import { createProject } from "../services/projects/projects.ts";
 import { serveService } from "./lib.ts";
 
 // deno-lint-ignore no-console

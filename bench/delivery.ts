@@ -2,10 +2,10 @@
 // ingestion rate with capture), and ingestion-to-receipt latency at idle. The service, its
 // deliverer (woken by NOTIFY) and the receiver share this process, as on one instance.
 import { connect } from "../db/connect.ts";
-import { systemClock } from "../services/clock.ts";
+import { systemClock } from "../infra/clock.ts";
 import { DeliveryWorker } from "../services/destinations/delivery.ts";
 import { startFeedWakeup } from "../services/feed/wakeup.ts";
-import { createLogger } from "../services/log.ts";
+import { createLogger } from "../infra/log.ts";
 import {
   ADMIN_TOKEN,
   type BenchDatabase,

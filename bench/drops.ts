@@ -11,8 +11,8 @@ import { parseArgs } from "node:util";
 import { CLI_AUDIT } from "../services/access/audit.ts";
 import type { Db } from "../db/connect.ts";
 import { dropAccounting } from "../services/destinations/drops.ts";
-import { ensurePartitions } from "../services/partitions.ts";
-import { createProject } from "../services/projects.ts";
+import { ensurePartitions } from "../services/maintenance/partitions.ts";
+import { createProject } from "../services/projects/projects.ts";
 import { benchDatabase, fmt, median } from "./lib.ts";
 
 const { values } = parseArgs({

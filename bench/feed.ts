@@ -2,11 +2,11 @@
 // one SQL query; page latency with 100,000 vs --feed-rows captured events (spread over the
 // feed's daily partitions); ingestion with capture on vs off.
 import { CLI_AUDIT } from "../services/access/audit.ts";
-import { createProject } from "../services/projects.ts";
+import { createProject } from "../services/projects/projects.ts";
 import { createFeedToken } from "../services/feed/tokens.ts";
 import { encodeCursor } from "../services/feed/cursor.ts";
-import { ensurePartitions } from "../services/partitions.ts";
-import { systemClock } from "../services/clock.ts";
+import { ensurePartitions } from "../services/maintenance/partitions.ts";
+import { systemClock } from "../infra/clock.ts";
 import { judge, notFinite, type Row } from "./rows.ts";
 import {
   type BenchDatabase,

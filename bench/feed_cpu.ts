@@ -8,11 +8,11 @@ import process from "node:process";
 import { parseArgs } from "node:util";
 import { CLI_AUDIT } from "../services/access/audit.ts";
 import { connect, type Sql } from "../db/connect.ts";
-import { createProject } from "../services/projects.ts";
+import { createProject } from "../services/projects/projects.ts";
 import { createFeedToken } from "../services/feed/tokens.ts";
 import { encodeCursor } from "../services/feed/cursor.ts";
-import { ensurePartitions } from "../services/partitions.ts";
-import { systemClock } from "../services/clock.ts";
+import { ensurePartitions } from "../services/maintenance/partitions.ts";
+import { systemClock } from "../infra/clock.ts";
 import { fillFeed } from "./feed.ts";
 import {
   benchDatabase,

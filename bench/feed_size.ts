@@ -6,12 +6,12 @@
 import { parseArgs } from "node:util";
 import postgres from "postgres";
 import { CLI_AUDIT } from "../services/access/audit.ts";
-import { createProject } from "../services/projects.ts";
+import { createProject } from "../services/projects/projects.ts";
 import { createFeedToken } from "../services/feed/tokens.ts";
 import { encodeCursor } from "../services/feed/cursor.ts";
 import { selectEnvironmentPage } from "../services/feed/feed.ts";
-import { ensurePartitions } from "../services/partitions.ts";
-import { systemClock } from "../services/clock.ts";
+import { ensurePartitions } from "../services/maintenance/partitions.ts";
+import { systemClock } from "../infra/clock.ts";
 import { fillFeed } from "./feed.ts";
 import {
   type BenchDatabase,

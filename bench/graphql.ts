@@ -1,10 +1,10 @@
 // Issue 5's figures: GraphQL link(path) against REST link lookup, and a 1000-event eventFeed page
 // with each event's link against the REST page, in the same run; SQL queries per GraphQL page.
 import { CLI_AUDIT } from "../services/access/audit.ts";
-import { systemClock } from "../services/clock.ts";
-import { recordEvents } from "../services/events.ts";
+import { systemClock } from "../infra/clock.ts";
+import { recordEvents } from "../services/events/record.ts";
 import { createManagedLink } from "../services/links/manage.ts";
-import { createProject } from "../services/projects.ts";
+import { createProject } from "../services/projects/projects.ts";
 import type { Sql } from "../db/connect.ts";
 import { countingSql } from "../tests/helpers/database.ts";
 import { judge, notFinite, type Row } from "./rows.ts";

@@ -14,8 +14,8 @@
 import process from "node:process";
 import { parseArgs } from "node:util";
 import { resolveConfig } from "../config.ts";
-import { systemClock } from "../services/clock.ts";
-import { hashSecret } from "../services/secrets.ts";
+import { systemClock } from "../infra/clock.ts";
+import { hashSecret } from "../infra/secrets.ts";
 import { connect, type Sql } from "../db/connect.ts";
 import { ADMIN_TOKEN, benchDatabase, CURSOR_SECRET, pgSocketUrl, seedSdkLink } from "./lib.ts";
 import { benchLogWriter } from "./logging.ts";
@@ -53,10 +53,12 @@ interface Built {
 /** The app of the tree at `dir` (this one by default), configured as bench/lib.ts serves it. */
 async function buildApp(dir: string, sql: Sql): Promise<Built> {
   const m = (p: string) => import(`${dir}/${p}`);
+  // A base tree from before services/ was sorted into folders has these two files flat there.
+  const either = (p: string, flat: string) => m(p).catch(() => m(flat));
   const [{ createApp }, { ViewRecorder }, { createLogger }] = await Promise.all([
     m("app.ts"),
-    m("services/view_recorder.ts"),
-    m("services/log.ts"),
+    either("services/link_host/view_recorder.ts", "services/view_recorder.ts"),
+    either("infra/log.ts", "services/log.ts"),
   ]);
   const config = resolveConfig({
     DATABASE_URL: "postgres://bench",

@@ -4,7 +4,7 @@
 // real app and its admin token.
 import type { Sql } from "../db/connect.ts";
 import { CLI_AUDIT } from "../services/access/audit.ts";
-import { createProject } from "../services/projects.ts";
+import { createProject } from "../services/projects/projects.ts";
 import { ADMIN_TOKEN, type BenchDatabase, fmt, serveService, wrk } from "./lib.ts";
 import { judge, notFinite, type Row } from "./rows.ts";
 

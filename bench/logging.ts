@@ -1,8 +1,8 @@
 // The production logger against a pipe that a reader drains, as a process manager or a log
 // collector reads stdout: a write per line (the logger before batching) against the batched
-// writer the service uses (services/log.ts), in CPU time per line of the same real log line.
+// writer the service uses (infra/log.ts), in CPU time per line of the same real log line.
 import process from "node:process";
-import { batchedLines, createLogger, writeAllSync } from "../services/log.ts";
+import { batchedLines, createLogger, writeAllSync } from "../infra/log.ts";
 import { report, type Row } from "./rows.ts";
 
 let pipe: Deno.FsFile | undefined;

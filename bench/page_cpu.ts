@@ -6,11 +6,11 @@
 import postgres from "postgres";
 import { benchDatabase, median } from "./lib.ts";
 import { CLI_AUDIT } from "../services/access/audit.ts";
-import { createProject } from "../services/projects.ts";
+import { createProject } from "../services/projects/projects.ts";
 import { createFeedToken } from "../services/feed/tokens.ts";
 import { selectEnvironmentPage } from "../services/feed/feed.ts";
-import { ensurePartitions } from "../services/partitions.ts";
-import { systemClock } from "../services/clock.ts";
+import { ensurePartitions } from "../services/maintenance/partitions.ts";
+import { systemClock } from "../infra/clock.ts";
 import { fillFeed } from "./feed.ts";
 const db = await benchDatabase();
 const { project } = await createProject(db.sql, { name: "f", enterprise: true }, CLI_AUDIT);

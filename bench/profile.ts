@@ -4,7 +4,7 @@
 import { CLI_AUDIT } from "../services/access/audit.ts";
 import { parseArgs } from "node:util";
 import { createLink } from "../services/links/links.ts";
-import { createProject } from "../services/projects.ts";
+import { createProject } from "../services/projects/projects.ts";
 import {
   benchDatabase,
   postJson,

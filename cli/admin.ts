@@ -4,10 +4,10 @@ import { CLI_AUDIT } from "../services/access/audit.ts";
 import { parseArgs } from "node:util";
 import { ConfigError, readConfig } from "../config.ts";
 import { openDatabase } from "../db/connect.ts";
-import { systemClock } from "../services/clock.ts";
+import { systemClock } from "../infra/clock.ts";
 import { ApiError } from "../services/errors.ts";
 import { createFeedToken, listFeedTokens, revokeFeedToken } from "../services/feed/tokens.ts";
-import { createProject, updateProject } from "../services/projects.ts";
+import { createProject, updateProject } from "../services/projects/projects.ts";
 import { projectSettings } from "../inputs/project_settings.ts";
 import { fieldPath } from "../services/errors.ts";
 

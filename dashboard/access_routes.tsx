@@ -18,7 +18,7 @@ import { listMembers, removeMember, setMemberRole } from "../services/access/mem
 import { ROLES } from "../services/access/permissions.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { ApiError } from "../services/errors.ts";
-import { getProjectOrThrow } from "../services/projects.ts";
+import { getProjectOrThrow } from "../services/projects/projects.ts";
 import type { PageKit } from "./destination_routes.tsx";
 import { formText } from "./forms.ts";
 import { envBase } from "./layout.tsx";
@@ -363,7 +363,7 @@ export function accessPages(
         current: formText(form, "current"),
         next: formText(form, "password"),
         keepSessionToken: getCookie(c, SESSION_COOKIE) ?? "",
-      }, c.get("requestId"));
+      }, c.env.requestId);
     } catch (err) {
       if (err instanceof ApiError && err.code === "invalid_field") {
         return again(sentence(err.message));

@@ -16,8 +16,8 @@ import {
 } from "../services/destinations/destinations.ts";
 import { ApiError } from "../services/errors.ts";
 import { normaliseEventTypes } from "../services/feed/feed.ts";
-import type { Environment } from "../services/projects.ts";
-import type { Session } from "../services/sessions.ts";
+import type { Environment } from "../services/projects/projects.ts";
+import type { Session } from "../services/access/sessions.ts";
 import { formText } from "./forms.ts";
 import { envBase } from "./layout.tsx";
 import {

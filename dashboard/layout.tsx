@@ -2,8 +2,8 @@
 // JSX escapes every value it renders; nothing here writes raw HTML.
 import type { Child } from "hono/jsx";
 import { FEED_EVENT_TYPES } from "../services/feed/envelope.ts";
-import type { Environment } from "../services/projects.ts";
-import type { Session } from "../services/sessions.ts";
+import type { Environment } from "../services/projects/projects.ts";
+import type { Session } from "../services/access/sessions.ts";
 import { assetUrl } from "./assets.ts";
 import type { Operation } from "../services/access/permissions.ts";
 import { BASE, CSRF_FIELD, may } from "./security.ts";

@@ -16,16 +16,16 @@ import {
 } from "../services/links/dashboard.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { ApiError, classifyError, ERROR_STATUS } from "../services/errors.ts";
-import { planExport, streamExport } from "../services/export.ts";
+import { planExport, streamExport } from "../services/analytics/history_export.ts";
 import { readAdmittedPage } from "../services/feed/feed.ts";
-import { LiveTails } from "../services/live_tail.ts";
+import { LiveTails } from "../services/feed/live_tail.ts";
 import { createFeedToken, listFeedTokens, revokeFeedToken } from "../services/feed/tokens.ts";
 import { accessPath } from "../services/links/links.ts";
 import { createManagedLink, deleteLink, updateLink } from "../services/links/manage.ts";
 import { importLinks, ImportRefused } from "../services/links/csv.ts";
-import { linkExportBody, MAX_IMPORT_BYTES, readImportRows } from "../services/links/csv_text.ts";
-import { csrfTokenMatches } from "../services/sessions.ts";
-import { describeError } from "../services/log.ts";
+import { linkExportBody, MAX_IMPORT_BYTES, readImportRows } from "../inputs/link_csv.ts";
+import { csrfTokenMatches } from "../services/access/sessions.ts";
+import { describeError } from "../infra/log.ts";
 import {
   createProject,
   getEnvironmentOrThrow,
@@ -33,14 +33,14 @@ import {
   listProjects,
   regenerateProjectKey,
   updateProject,
-} from "../services/projects.ts";
+} from "../services/projects/projects.ts";
 import {
   sessionStands,
   signIn,
   signInWithPassword,
   signOut,
   startAccountSession,
-} from "../services/sessions.ts";
+} from "../services/access/sessions.ts";
 import { completeSetup, setupLinkAccount } from "../services/access/accounts.ts";
 import { authorize, authorizeProjectUpdate } from "../services/access/authorize.ts";
 import { SetupPage } from "./pages/setup.tsx";
@@ -222,10 +222,10 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
     } catch (err) {
       if (!(err instanceof OidcRefused)) throw err;
       if (err.reason === "started") {
-        deps.logger.warn("oidc sign-in starts limited", { request_id: c.get("requestId") });
+        deps.logger.warn("oidc sign-in starts limited", { request_id: c.env.requestId });
       } else {
         deps.logger.warn("oidc provider unavailable", {
-          request_id: c.get("requestId"),
+          request_id: c.env.requestId,
           ...safeErrorFields(err.cause),
         });
       }
@@ -247,7 +247,7 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
         key,
         query: new URL(c.req.url).search,
         address: clientAddress(c, config.trustProxy),
-        requestId: c.get("requestId"),
+        requestId: c.env.requestId,
       });
       setSessionCookie(c, s.token, config);
       // A page, not a redirect: this request came from the provider's site, and a browser that
@@ -332,7 +332,7 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
       );
     }
     try {
-      const done = await completeSetup(sql, clock, token, password, c.get("requestId"));
+      const done = await completeSetup(sql, clock, token, password, c.env.requestId);
       const s = await startAccountSession(sql, clock, done);
       setSessionCookie(c, s.token, config);
       return c.redirect(BASE, 303);
@@ -665,7 +665,7 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
   // ones too) with their counters, streamed as the admin API's export is
   app.get("/environments/:project_id/links/export.csv", async (c) => {
     const { env } = await loadEnv(c);
-    const requestId = c.get("requestId");
+    const requestId = c.env.requestId;
     const body = await linkExportBody(sql, env.id, {
       now: clock.now(),
       withSdkLinks: false,
@@ -960,7 +960,7 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
       }
       throw err;
     }
-    const requestId = c.get("requestId");
+    const requestId = c.env.requestId;
     const body = streamExport(sql, plan, {
       onError: (err) =>
         deps.logger.error("dashboard export failed mid-stream", {
@@ -1009,7 +1009,7 @@ export function dashboardRoutes(deps: AppDeps): Hono<DashboardEnv> {
     }
     if (e.log !== "none") {
       deps.logger[e.log](`dashboard: ${e.logMessage ?? e.message}`, {
-        request_id: c.get("requestId"),
+        request_id: c.env.requestId,
         ...describeError(err),
       });
     }

@@ -1,12 +1,12 @@
 // What every dashboard response carries and every dashboard request is checked for: security
 // headers, the session cookie, and cross-site request protection.
 import type { Context, MiddlewareHandler } from "hono";
+import type { RequestBindings } from "../inputs/headers.ts";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { Config } from "../config.ts";
 import type { AuditContext } from "../services/access/audit.ts";
 import { matchedRoutes } from "hono/route";
-import { authorize } from "../services/access/authorize.ts";
-import { memberRole } from "../services/access/members.ts";
+import { authorize, memberRole } from "../services/access/authorize.ts";
 import {
   isOperation,
   type Operation,
@@ -17,14 +17,14 @@ import {
 import { actorOf } from "../services/access/principal.ts";
 import { routeAccess } from "../services/access/routes.ts";
 import type { AppDeps } from "../services/deps.ts";
-import type { Clock } from "../services/clock.ts";
+import type { Clock } from "../infra/clock.ts";
 import { isCrossSite as isCrossSiteRequest } from "../inputs/headers.ts";
 import {
   csrfTokenMatches,
   resumeSession,
   type Session,
   SESSION_COOKIE,
-} from "../services/sessions.ts";
+} from "../services/access/sessions.ts";
 
 export { SESSION_COOKIE };
 export const CSRF_FIELD = "_csrf";
@@ -44,7 +44,8 @@ export const CONTENT_SECURITY_POLICY = [
 ].join("; ");
 
 export interface DashboardEnv {
-  Variables: { requestId: string; session: Session; clock: Clock };
+  Bindings: RequestBindings;
+  Variables: { session: Session; clock: Clock };
 }
 
 /** On every dashboard response, pages, redirects, errors and assets alike. */
@@ -143,7 +144,7 @@ function forbidden(c: Context, message: string): Response {
 export function auditOf(c: Context<DashboardEnv>): AuditContext {
   return {
     actor: actorOf(c.get("session").principal),
-    requestId: c.get("requestId"),
+    requestId: c.env.requestId,
     at: c.get("clock").now(),
   };
 }

@@ -2,7 +2,7 @@
 // their errors) and the settings they make, validated by the same schema as
 // PATCH /api/v1/admin/projects/:hashid (inputs/project_settings.ts).
 import { type ProjectSettings, projectSettings } from "../inputs/project_settings.ts";
-import type { Project } from "../services/projects.ts";
+import type { Project } from "../services/projects/projects.ts";
 import { formText } from "./forms.ts";
 
 type FormBody = Record<string, string | File | (string | File)[]>;

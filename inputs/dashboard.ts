@@ -1,6 +1,6 @@
 // Query parameters of the dashboard's listings, read the same way by the admin API and the pages.
 import { z } from "zod";
-import { MAX_CHART_DAYS } from "../services/events_per_day.ts";
+import { MAX_CHART_DAYS } from "../services/analytics/events_per_day.ts";
 import { optional, text } from "./common.ts";
 
 const pageNumber = z.string()

@@ -1,8 +1,9 @@
 // The body of POST {base_url}/events (CONTRACT.md, "Event ingestion").
 import { z } from "zod";
-import { assertOccurredInTime, type NewEvent } from "../services/events.ts";
+import type { NewEvent } from "../services/events/event.ts";
+import { assertOccurredInTime } from "../services/events/record.ts";
 import { INGESTED_EVENT_TYPES } from "../services/feed/envelope.ts";
-import { countryOnly } from "../services/geo.ts";
+import { countryOnly } from "../services/events/geo.ts";
 import { isPlainObject, jsonObject, text } from "./common.ts";
 
 export const MAX_EVENTS = 1000;
@@ -12,7 +13,7 @@ const INT4_MAX = 2_147_483_647;
 const MAX_AMOUNT = 1e12;
 const EARLIEST = Date.UTC(1970, 0, 1);
 
-/** `geo` must be an object; services/geo.ts's countryOnly decides what of it is kept. */
+/** `geo` must be an object; services/events/geo.ts's countryOnly decides what of it is kept. */
 export const geoInput = z.custom<Record<string, unknown>>(isPlainObject, {
   message: "must be a JSON object",
 }).transform(countryOnly);
@@ -61,7 +62,7 @@ export const ingestBody = z.object({
 });
 
 /**
- * Validates an ingestion body against the schema, then against the clock (services/events.ts's
+ * Validates an ingestion body against the schema, then against the clock (services/events/record.ts's
  * assertOccurredInTime: 400 invalid_field naming `events[i].occurred_at`).
  */
 export function parseIngestBody(raw: unknown, now: Date): NewEvent[] {

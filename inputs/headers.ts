@@ -6,11 +6,19 @@ export function bearerToken(header: string | null | undefined): string | null {
   return match?.[1] ?? null;
 }
 
+/**
+ * What the app's frame (rest/frame.ts) hands every route of every transport as Hono's `c.env`:
+ * the request's id and, served by Deno.serve, the connection's address.
+ */
+export interface RequestBindings {
+  requestId: string;
+  remoteAddr?: Deno.Addr;
+}
+
 /** What clientAddress reads of a request: Hono's Context fits it. */
 export interface AddressedRequest {
   req: { header(name: string): string | undefined };
-  /** Deno.serve hands its ServeHandlerInfo to app.fetch as Hono's env. */
-  env: unknown;
+  env: Pick<RequestBindings, "remoteAddr"> | undefined;
 }
 
 /**
@@ -23,8 +31,8 @@ export function clientAddress(c: AddressedRequest, trustProxy: boolean): string 
     const forwarded = c.req.header("X-Forwarded-For")?.split(",").map((s) => s.trim()).at(-1);
     if (forwarded) return forwarded.slice(0, 100);
   }
-  const info = c.env as { remoteAddr?: { hostname?: string } } | undefined;
-  return info?.remoteAddr?.hostname ?? "unknown";
+  const addr = c.env?.remoteAddr;
+  return addr && "hostname" in addr ? addr.hostname : "unknown";
 }
 
 /** The value of the cookie `name` in a Cookie header (the first, as browsers send it), if any. */

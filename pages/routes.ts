@@ -1,5 +1,5 @@
 // The browser pages' routes: the API reference at /docs, and the files of both pages. GraphiQL's
-// HTML itself is served by Yoga at GET /graphql (resolvers/yoga.ts renders it with
+// HTML itself is served by Yoga at GET /graphql (graphql/yoga.ts renders it with
 // pages/graphiql.ts).
 import { Hono } from "hono";
 import type { Context } from "hono";

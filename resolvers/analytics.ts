@@ -19,7 +19,7 @@ import {
 import { ApiError } from "../services/errors.ts";
 import { authorizeField } from "./authorize.ts";
 import type { GraphQLContext } from "./context.ts";
-import { camelPath, withGraphQLNames } from "./errors.ts";
+import { camelPath, withGraphQLNames } from "../graphql/errors.ts";
 
 /** AnalyticsFilter (LinkAnalyticsFilter has no `link`): each dimension's value. */
 export interface AnalyticsFilterArgs {

@@ -20,7 +20,7 @@ import { type AdminField, fieldOperations } from "../services/access/graphql_fie
 import type { Operation } from "../services/access/permissions.ts";
 import { actorOf, type Principal } from "../services/access/principal.ts";
 import { ApiError } from "../services/errors.ts";
-import { csrfTokenMatches, resumeSession, SESSION_COOKIE } from "../services/sessions.ts";
+import { csrfTokenMatches, resumeSession, SESSION_COOKIE } from "../services/access/sessions.ts";
 import { bearerToken, cookieValue, isCrossSite } from "../inputs/headers.ts";
 import type { GraphQLContext } from "./context.ts";
 

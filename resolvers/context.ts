@@ -1,7 +1,7 @@
 // The one place a GraphQL request's context is made: who is asking.
 import type { Principal } from "../services/access/principal.ts";
 import type { AppDeps } from "../services/deps.ts";
-import type { Session } from "../services/sessions.ts";
+import type { Session } from "../services/access/sessions.ts";
 import { Loaders } from "./loaders.ts";
 
 export interface GraphQLContext {

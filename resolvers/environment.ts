@@ -14,11 +14,11 @@ import {
   getEnvironmentOrThrow,
   getProjectOrThrow,
   parseEnvironmentId,
-} from "../services/projects.ts";
+} from "../services/projects/projects.ts";
 import type { AdminField } from "../services/access/graphql_fields.ts";
 import { authorizeField } from "./authorize.ts";
 import type { GraphQLContext } from "./context.ts";
-import { camelPath, withGraphQLNames } from "./errors.ts";
+import { camelPath, withGraphQLNames } from "../graphql/errors.ts";
 import { type LinkNode, linkNode } from "./nodes.ts";
 
 export interface EnvironmentNode {

@@ -4,9 +4,9 @@ import type { FeedPoint } from "../services/feed/cursor.ts";
 import { FEED_SCHEMA_VERSION, type FeedEnvelope } from "../services/feed/envelope.ts";
 import { bearerToken } from "../inputs/headers.ts";
 import { ApiError } from "../services/errors.ts";
-import { parseEnvironmentId } from "../services/projects.ts";
+import { parseEnvironmentId } from "../services/projects/projects.ts";
 import type { GraphQLContext } from "./context.ts";
-import { withGraphQLNames } from "./errors.ts";
+import { withGraphQLNames } from "../graphql/errors.ts";
 import type { Loaders } from "./loaders.ts";
 import {
   type FeedEventNode,

@@ -8,10 +8,14 @@ import {
   getPlainLinkForSdkOrThrow,
   PLAIN_LINK_COLUMNS,
 } from "../services/links/links.ts";
-import { type LinkMetricsNode, projectMetricsForGraphQL } from "../services/metrics.ts";
-import { authenticateSdk, LINK_ENVIRONMENTS, METRICS_ENVIRONMENTS } from "../services/sdk_auth.ts";
+import { type LinkMetricsNode, projectMetricsForGraphQL } from "../services/links/metrics.ts";
+import {
+  authenticateSdk,
+  LINK_ENVIRONMENTS,
+  METRICS_ENVIRONMENTS,
+} from "../services/access/sdk_auth.ts";
 import type { GraphQLContext } from "./context.ts";
-import { camelPath, withGraphQLNames } from "./errors.ts";
+import { camelPath, withGraphQLNames } from "../graphql/errors.ts";
 import { selectedLinkFields } from "./loaders.ts";
 import { linkColumns, type LinkField, type LinkNode, linkNode } from "./nodes.ts";
 

@@ -1,15 +1,15 @@
 import { bearerToken } from "../inputs/headers.ts";
 import { ApiError } from "../services/errors.ts";
-import { parseEnvironmentId } from "../services/projects.ts";
+import { parseEnvironmentId } from "../services/projects/projects.ts";
 import type { GraphQLContext } from "./context.ts";
-import { withGraphQLNames } from "./errors.ts";
+import { withGraphQLNames } from "../graphql/errors.ts";
 import { type EventFeedEdge, feedEventNodes, primeLinks } from "./feed.ts";
 import { linkFields } from "./nodes.ts";
 
 const LIVE_ARGUMENTS: Record<string, string> = { "event_types[]": "eventTypes", after: "after" };
 
 /**
- * subscription eventFeed: the live tail (services/live_tail.ts) as EventFeedEdges, with the
+ * subscription eventFeed: the live tail (services/feed/live_tail.ts) as EventFeedEdges, with the
  * query's authentication, checks and error codes. `node.link`, when the subscription selects
  * it, costs one query per page of events: each page gets loaders of its own, primed with the
  * page's link ids as it arrives (the events are then executed one at a time, each served from

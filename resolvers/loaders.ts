@@ -12,20 +12,9 @@
 // instead of caching every link it ever saw.
 import DataLoader from "dataloader";
 import type { FieldNode, GraphQLResolveInfo } from "graphql";
-import { seriesValueBound } from "../services/analytics/params.ts";
-import { queryAnalyticsByLink } from "../services/analytics/query.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { listLinksByIds } from "../services/links/links.ts";
-import { linkMetricsByIds, type LinkMetricsNode } from "../services/metrics.ts";
-import {
-  type AnalyticsArgs,
-  type AnalyticsNode,
-  analyticsNode,
-  analyticsQuery,
-  chargeSeriesValues,
-} from "./analytics.ts";
-import { authorizeField } from "./authorize.ts";
-import type { GraphQLContext } from "./context.ts";
+import { linkMetricsByIds, type LinkMetricsNode } from "../services/links/metrics.ts";
 import { linkColumns, type LinkField, linkFields, type LinkNode, linkNode } from "./nodes.ts";
 import { selectedFields } from "./selection.ts";
 
@@ -63,22 +52,11 @@ interface LinkLoader {
   read: Map<number, LinkNode | null>;
 }
 
-/** Groups keys by environment, in first-seen order. */
-function byEnvironment(links: readonly LinkNode[]): Map<number, LinkNode[]> {
-  const groups = new Map<number, LinkNode[]>();
-  for (const link of links) {
-    const group = groups.get(link.environmentId);
-    if (group) group.push(link);
-    else groups.set(link.environmentId, [link]);
-  }
-  return groups;
-}
-
 export class Loaders {
   readonly #deps: AppDeps;
   readonly #links = new Map<string, LinkLoader>();
   #metrics: DataLoader<number, LinkMetricsNode | null> | null = null;
-  readonly #analytics = new Map<readonly FieldNode[], DataLoader<LinkNode, AnalyticsNode>>();
+  readonly #byField = new Map<readonly FieldNode[], DataLoader<unknown, unknown>>();
   /** Set for a subscription's page: every link edge reads these fields (see forPage). */
   readonly #fixedLinkFields: LinkEdgeFields | null;
 
@@ -148,35 +126,15 @@ export class Loaders {
   }
 
   /**
-   * The analytics loader of a Link.analytics edge: each link's figures for the edge's
-   * arguments, for all the page's links in one transaction per environment. The environment is
-   * authorised once, and the page's series count against the request's allowance together.
+   * The loader of one field of the document (its field nodes), made by `make` on the first
+   * call of the request: the per-field batches that need the field's arguments (Link.analytics,
+   * resolvers/link_fields.ts).
    */
-  analyticsFor(
-    ctx: GraphQLContext,
-    info: GraphQLResolveInfo,
-    args: AnalyticsArgs,
-  ): DataLoader<LinkNode, AnalyticsNode> {
-    let loader = this.#analytics.get(info.fieldNodes);
+  forField<K, V>(field: readonly FieldNode[], make: () => DataLoader<K, V>): DataLoader<K, V> {
+    let loader = this.#byField.get(field) as DataLoader<K, V> | undefined;
     if (!loader) {
-      const { sql } = this.#deps;
-      loader = new DataLoader<LinkNode, AnalyticsNode, number>(async (links) => {
-        const answers = new Map<number, AnalyticsNode | Error>();
-        for (const [environmentId, group] of byEnvironment(links)) {
-          try {
-            await authorizeField(ctx, "Link.analytics", environmentId);
-            const q = await analyticsQuery(ctx, environmentId, args);
-            chargeSeriesValues(ctx, seriesValueBound(q) * group.length);
-            const byLink = await queryAnalyticsByLink(sql, q, group.map((l) => l.id));
-            for (const link of group) answers.set(link.id, analyticsNode(byLink.get(link.id)!));
-          } catch (err) {
-            const error = err instanceof Error ? err : new Error(String(err));
-            for (const link of group) answers.set(link.id, error);
-          }
-        }
-        return links.map((link) => answers.get(link.id)!);
-      }, { cacheKeyFn: (link) => link.id });
-      this.#analytics.set(info.fieldNodes, loader);
+      loader = make();
+      this.#byField.set(field, loader as DataLoader<unknown, unknown>);
     }
     return loader;
   }

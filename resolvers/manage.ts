@@ -7,7 +7,7 @@ import { createManagedLink, deleteLink, updateLink } from "../services/links/man
 import type { GraphQLContext } from "./context.ts";
 import { graphqlAudit } from "./authorize.ts";
 import { authorizedEnvironment } from "./environment.ts";
-import { camelPath, withGraphQLNames } from "./errors.ts";
+import { camelPath, withGraphQLNames } from "../graphql/errors.ts";
 import { type LinkNode, linkNode } from "./nodes.ts";
 
 interface RedirectArg {

@@ -39,7 +39,7 @@ import {
 import { authorizeField, graphqlAudit } from "./authorize.ts";
 import type { GraphQLContext } from "./context.ts";
 import { authorizedEnvironment, type EnvironmentNode } from "./environment.ts";
-import { camelPath, withGraphQLNames } from "./errors.ts";
+import { camelPath, withGraphQLNames } from "../graphql/errors.ts";
 
 export interface FeedTokenNode {
   id: string;

@@ -13,7 +13,7 @@ import {
   showsPreview,
 } from "../services/links/links.ts";
 import { type LinkState, linkState } from "../services/links/manage.ts";
-import type { Loaders } from "./loaders.ts";
+import type { GraphQLResolveInfo } from "graphql";
 
 export interface RedirectNode {
   url: string | null;
@@ -174,6 +174,11 @@ export interface PurchaseNode {
   store: string;
 }
 
+/** Where an event's link is read from: the request's loaders, or a subscription page's. */
+export interface LinkReader {
+  linkFor(info: GraphQLResolveInfo, id: number): LinkNode | null | Promise<LinkNode | null>;
+}
+
 /**
  * A feed envelope as GraphQL's FeedEvent: absent fields are null. `link` is resolved by the
  * request's link loader from `linkId` (resolvers/loaders.ts); a subscription's page brings
@@ -190,7 +195,7 @@ export interface FeedEventNode {
   user: Record<string, unknown> | null;
   /** The attributed link's id, or null when the event has none. */
   linkId: number | null;
-  scope: Loaders | null;
+  scope: LinkReader | null;
   attribution: Record<string, unknown> | null;
   geo: { country: string } | null;
   purchase: PurchaseNode | null;
@@ -209,7 +214,7 @@ const purchaseNode = (p: Purchase): PurchaseNode => ({
 export function feedEventNode(
   e: FeedEnvelope,
   linkId: number | null,
-  scope: Loaders | null = null,
+  scope: LinkReader | null = null,
 ): FeedEventNode {
   return {
     schemaVersion: e.schema_version,

@@ -41,7 +41,7 @@ export function requireAccess(deps: AppDeps): MiddlewareHandler<AppEnv> {
 export function auditOf(c: Context<AppEnv>): AuditContext {
   return {
     actor: actorOf(c.get("principal")),
-    requestId: c.get("requestId"),
+    requestId: c.env.requestId,
     at: c.get("clock").now(),
   };
 }

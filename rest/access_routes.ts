@@ -6,7 +6,7 @@ import { listMembers, removeMember, setMemberRole } from "../services/access/mem
 import { createApiKey, listApiKeys, revokeApiKey } from "../services/access/api_keys.ts";
 import { listAudit, parseAuditPage } from "../services/access/audit.ts";
 import type { AppDeps } from "../services/deps.ts";
-import { getEnvironmentOrThrow } from "../services/projects.ts";
+import { getEnvironmentOrThrow } from "../services/projects/projects.ts";
 import { auditOf, requireAccess } from "./access.ts";
 import { readBody } from "./body.ts";
 import type { AppEnv } from "./deps.ts";

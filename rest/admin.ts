@@ -6,7 +6,7 @@ import {
   getProjectOrThrow,
   regenerateProjectKey,
   updateProject,
-} from "../services/projects.ts";
+} from "../services/projects/projects.ts";
 import { readBody } from "./body.ts";
 import { createProjectBody, createTokenBody, updateProjectBody } from "../inputs/admin.ts";
 import type { AppDeps } from "../services/deps.ts";

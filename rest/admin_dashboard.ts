@@ -3,8 +3,8 @@
 import { Hono } from "hono";
 import { chartQuery, listQuery } from "../inputs/dashboard.ts";
 import type { AppDeps } from "../services/deps.ts";
-import { eventsPerDay } from "../services/events_per_day.ts";
-import { listProjects } from "../services/projects.ts";
+import { eventsPerDay } from "../services/analytics/events_per_day.ts";
+import { listProjects } from "../services/projects/projects.ts";
 import { requireAccess } from "./access.ts";
 import type { AppEnv } from "./deps.ts";
 

@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import { queryAnalytics } from "../services/analytics/query.ts";
 import { parseAnalyticsParams } from "../services/analytics/params.ts";
 import { ApiError } from "../services/errors.ts";
-import { getEnvironmentOrThrow } from "../services/projects.ts";
+import { getEnvironmentOrThrow } from "../services/projects/projects.ts";
 import { requireAccess } from "./access.ts";
 import type { AppDeps } from "../services/deps.ts";
 import type { AppEnv } from "./deps.ts";

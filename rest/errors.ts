@@ -1,7 +1,7 @@
 // The one place where errors become HTTP responses: services/errors.ts classifies, this writes
 // the contract's error body.
 import { classifyError, ERROR_STATUS, type ErrorCode } from "../services/errors.ts";
-import { describeError, type Logger } from "../services/log.ts";
+import { describeError, type Logger } from "../infra/log.ts";
 
 export function errorResponse(
   code: ErrorCode,

@@ -1,8 +1,8 @@
 import { Hono } from "hono";
 import { z } from "zod";
 import { ApiError } from "../services/errors.ts";
-import { planExport, streamExport } from "../services/export.ts";
-import { describeError } from "../services/log.ts";
+import { planExport, streamExport } from "../services/analytics/history_export.ts";
+import { describeError } from "../infra/log.ts";
 import { requireAccess } from "./access.ts";
 import type { AppDeps } from "../services/deps.ts";
 import type { AppEnv } from "./deps.ts";
@@ -44,7 +44,7 @@ export function exportRoutes(deps: AppDeps): Hono<AppEnv> {
       now: deps.clock.now(),
       analyticsRetentionDays: deps.config.analyticsRetentionDays,
     });
-    const requestId = c.get("requestId");
+    const requestId = c.env.requestId;
     const body = streamExport(deps.sql, plan, {
       // Headers are gone by then: the client sees a cut-off stream, the operator this line.
       onError: (err) =>

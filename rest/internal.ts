@@ -1,6 +1,6 @@
 import { Hono } from "hono";
 import type { AppDeps } from "../services/deps.ts";
-import { renderMetrics } from "../services/monitoring/metrics.ts";
+import { renderMetrics } from "../services/monitoring/scrape.ts";
 import type { AppEnv } from "./deps.ts";
 import { errorResponse, toErrorResponse } from "./errors.ts";
 

@@ -1,12 +1,12 @@
 // Links as CSV: POST …/links/import (all or nothing, streamed) and GET …/links/export (streamed).
-// The CSV text is read and written by services/links/csv_text.ts, which the dashboard's upload
+// The CSV text is read and written by inputs/link_csv.ts, which the dashboard's upload
 // and download use too.
 import { Hono } from "hono";
 import { ApiError } from "../services/errors.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { importLinks } from "../services/links/csv.ts";
-import { linkExportBody, readImportRows } from "../services/links/csv_text.ts";
-import { describeError } from "../services/log.ts";
+import { linkExportBody, readImportRows } from "../inputs/link_csv.ts";
+import { describeError } from "../infra/log.ts";
 import { auditOf, requireAccess } from "./access.ts";
 import type { AppEnv } from "./deps.ts";
 
@@ -34,7 +34,7 @@ export function linkCsvRoutes(deps: AppDeps): Hono<AppEnv> {
 
   // GET /api/v1/projects/:project_id/links/export – every link with its counters, as CSV
   app.get("/projects/:project_id/links/export", auth, async (c) => {
-    const requestId = c.get("requestId");
+    const requestId = c.env.requestId;
     const body = await linkExportBody(sql, c.req.param("project_id"), {
       now: deps.clock.now(),
       withSdkLinks: true,

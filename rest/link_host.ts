@@ -7,13 +7,14 @@ import {
   isPreviewCrawler,
   redirectUrl,
 } from "../services/links/host.ts";
-import { requestHost } from "../services/apps.ts";
-import { describeVisitor, isKnownBot } from "../services/visitor.ts";
+import { requestHost } from "../services/link_host/apps.ts";
+import { describeVisitor, isKnownBot } from "../services/link_host/visitor.ts";
 import { clientAddress } from "../inputs/headers.ts";
 import { accessPath, getHostedLink, type HostedLink } from "../services/links/links.ts";
 import { claimView, expiredByDate, hasViewsLeft } from "../services/links/expiry.ts";
 import type { AppDeps } from "../services/deps.ts";
 import type { AppEnv } from "./deps.ts";
+import { errorResponse } from "./errors.ts";
 import {
   renderExpiredPage,
   renderNotFoundPage,
@@ -58,6 +59,20 @@ function expired(c: Context<AppEnv>, link: HostedLink): Response {
   return html(c, renderExpiredPage(), 410);
 }
 
+/**
+ * What the app answers a request no route took: the link host's HTML 404 page for a GET or HEAD
+ * of a path outside the API's own first segments (GET / and GET /<anything>/<more> are never a
+ * link), else the JSON 404 of every API.
+ */
+export function notFound(c: Context<AppEnv>): Response {
+  const method = c.req.method;
+  const first = c.req.path.split("/")[1] ?? "";
+  if ((method === "GET" || method === "HEAD") && !RESERVED.has(first)) {
+    return html(c, renderNotFoundPage(), 404);
+  }
+  return errorResponse("not_found", "no such route");
+}
+
 /** The link host: GET/HEAD /<path> on the service's root. Mounted last. */
 export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
   const { sql, config } = deps;
@@ -71,7 +86,7 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
   app.get("/:path", async (c) => {
     const path = c.req.param("path");
     if (RESERVED.has(path)) return c.notFound();
-    // Only links of the projects served on the requested host (services/apps.ts): elsewhere 404.
+    // Only links of the projects served on the requested host (services/link_host/apps.ts): elsewhere 404.
     const host = requestHost(c.req.header("Host"), deps.config.linkBaseUrl);
     const link = await getHostedLink(sql, host, path);
     if (!link) return html(c, renderNotFoundPage(), 404);
@@ -92,7 +107,7 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
     }
     const hit = decideHit(link, platform, crawler);
 
-    // Recorded behind the response (services/view_recorder.ts): the visitor never waits for it.
+    // Recorded behind the response (services/link_host/view_recorder.ts): the visitor never waits for it.
     if (counts) {
       // The address serves the country lookup and nothing else: it is not kept or logged.
       const country = deps.geoip?.country(clientAddress(c, config.trustProxy)) ?? null;
@@ -121,14 +136,6 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
       return c.body(renderOpenAppPage({ ...page, ...hit }), 200, OPEN_APP_HEADERS);
     }
     return html(c, renderPreviewPage({ ...page, destination: hit.destination }), 200);
-  });
-
-  // GET / and GET /<anything>/<more> – never a link: the HTML 404, except under the API's
-  // own first segments, which keep the JSON one
-  app.get("/*", (c) => {
-    const first = c.req.path.split("/")[1] ?? "";
-    if (RESERVED.has(first)) return c.notFound();
-    return html(c, renderNotFoundPage(), 404);
   });
 
   return app;

@@ -7,7 +7,7 @@ import {
   assetLinks,
   associatedApps,
   requestHost,
-} from "../services/apps.ts";
+} from "../services/link_host/apps.ts";
 import type { AppDeps } from "../services/deps.ts";
 import type { AppEnv } from "./deps.ts";
 import { errorResponse } from "./errors.ts";
@@ -50,7 +50,7 @@ export function linkHostAppRoutes(deps: AppDeps): Hono<AppEnv> {
   const app = new Hono<AppEnv>();
 
   // Both files are answered directly on the host asked for (never redirected, as Apple and
-  // Google require), for the one project that owns that host (services/apps.ts
+  // Google require), for the one project that owns that host (services/link_host/apps.ts
   // associatedApps); 404 when there is none or it has no such app.
   const association = (build: typeof assetLinks) => async (c: Context<AppEnv>) => {
     const host = requestHost(c.req.header("Host"), deps.config.linkBaseUrl);

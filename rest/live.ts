@@ -2,7 +2,7 @@
 import { Hono } from "hono";
 import { streamSSE } from "hono/streaming";
 import { bearerToken } from "../inputs/headers.ts";
-import type { LiveTails } from "../services/live_tail.ts";
+import type { LiveTails } from "../services/feed/live_tail.ts";
 import type { AppEnv } from "./deps.ts";
 
 /** A comment line this often keeps proxies from closing an idle stream. */

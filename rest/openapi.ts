@@ -6,7 +6,7 @@
 import { MAX_EVENTS } from "../inputs/events.ts";
 import { MAX_FEED_LIMIT } from "../services/feed/feed.ts";
 import { FEED_EVENT_TYPES } from "../services/feed/envelope.ts";
-import { LINK_ENVIRONMENTS, METRICS_ENVIRONMENTS } from "../services/sdk_auth.ts";
+import { LINK_ENVIRONMENTS, METRICS_ENVIRONMENTS } from "../services/access/sdk_auth.ts";
 import { type ComponentName, componentSchemas } from "./openapi_schemas.ts";
 import { DIMENSIONS, INTERVALS, METRICS } from "../services/analytics/query.ts";
 

@@ -10,8 +10,8 @@ import {
   type FeedEnvelope,
 } from "../services/feed/envelope.ts";
 import type { Link } from "../services/links/links.ts";
-import type { LinkMetrics } from "../services/metrics.ts";
-import type { Project } from "../services/projects.ts";
+import type { LinkMetrics } from "../services/links/metrics.ts";
+import type { Project } from "../services/projects/projects.ts";
 import type { DestinationStatus } from "../services/destinations/destinations.ts";
 import type { CreatedFeedToken, FeedTokenSummary } from "../services/feed/tokens.ts";
 import type { ApiKeySummary, CreatedApiKey } from "../services/access/api_keys.ts";

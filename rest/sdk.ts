@@ -1,14 +1,17 @@
 import { Hono } from "hono";
 import type { Context } from "hono";
-import type { EnvironmentKind } from "../services/projects.ts";
-import { recordEvents } from "../services/events.ts";
+import type { EnvironmentKind } from "../services/projects/projects.ts";
+import { recordEvents } from "../services/events/record.ts";
 import { accessPath, createLink, getLinkForSdkOrThrow, toLink } from "../services/links/links.ts";
-import { projectMetricsEtag, projectMetricsJson } from "../services/metrics.ts";
-import { authenticateSdk, LINK_ENVIRONMENTS, METRICS_ENVIRONMENTS } from "../services/sdk_auth.ts";
+import { projectMetricsEtag, projectMetricsJson } from "../services/links/metrics.ts";
+import {
+  authenticateSdk,
+  LINK_ENVIRONMENTS,
+  METRICS_ENVIRONMENTS,
+} from "../services/access/sdk_auth.ts";
 import { readBody, readJson } from "./body.ts";
 import type { AppDeps } from "../services/deps.ts";
 import type { AppEnv } from "./deps.ts";
-import { answerFramed } from "./middleware.ts";
 import { parseIngestBody } from "../inputs/events.ts";
 import { generateLinkBody } from "../inputs/links.ts";
 
@@ -35,39 +38,6 @@ async function sdkLink(deps: AppDeps, headers: Headers, path: string): Promise<R
   });
 }
 
-const LOOKUP_PREFIX = "/api/v1/sdk/link/";
-/** The lookup's route template, as hono names it (the metrics' route label). */
-const LOOKUP_ROUTE = "/api/v1/sdk/link/:link_path";
-/** A path hono routes to the lookup as it is: one segment, nothing to decode. */
-const PLAIN_SEGMENT = /^[A-Za-z0-9_-]+$/;
-
-/**
- * The SDK link lookup, the API's hottest route, answered before hono's routing and context:
- * `(request) => answer`, or null for every request that is not a GET of
- * /api/v1/sdk/link/<plain path> (hono then answers it). Its frame is the app's (rest/middleware.ts
- * requestFrame): the same request id and X-Request-Id header, the same log line, errors mapped by
- * rest/errors.ts as app.onError maps them. A GET has no body to limit.
- */
-export function sdkLinkFastPath(deps: AppDeps): (req: Request) => Promise<Response> | null {
-  return (req) => {
-    if (req.method !== "GET") return null;
-    const url = req.url;
-    const pathStart = url.indexOf("/", url.indexOf(":") + 3);
-    if (!url.startsWith(LOOKUP_PREFIX, pathStart)) return null;
-    const query = url.indexOf("?", pathStart);
-    const pathEnd = query === -1 ? url.length : query;
-    const linkPath = url.slice(pathStart + LOOKUP_PREFIX.length, pathEnd);
-    if (!PLAIN_SEGMENT.test(linkPath)) return null;
-    return answerFramed(
-      deps.logger,
-      req,
-      url.slice(pathStart, pathEnd),
-      () => sdkLink(deps, req.headers, linkPath),
-      LOOKUP_ROUTE,
-    );
-  };
-}
-
 /** The SDK API under {base_url} = /api/v1/sdk: generate_link, link, metrics_for_project, events. */
 export function sdkRoutes(deps: AppDeps): Hono<AppEnv> {
   const { sql, config, clock } = deps;
@@ -86,9 +56,10 @@ export function sdkRoutes(deps: AppDeps): Hono<AppEnv> {
     return c.json({ link: accessPath(config.linkBaseUrl, row) });
   });
 
-  // GET /api/v1/sdk/link/:link_path – one link of the environment, active or not (a GET of a
-  // plain path is answered by sdkLinkFastPath before hono: this route takes the others, HEAD)
-  app.get("/link/:link_path", (c) => sdkLink(deps, c.req.raw.headers, c.req.param("link_path")));
+  // GET /api/v1/sdk/link/:link_path – one link of the environment, active or not
+  app.get("/link/:link_path", function sdkLinkLookup(c) {
+    return sdkLink(deps, c.req.raw.headers, c.req.param("link_path"));
+  });
 
   // GET /api/v1/sdk/metrics_for_project – lifetime totals of the active links, by views
   app.get("/metrics_for_project", async (c) => {

@@ -2,7 +2,7 @@
 // here and implemented in their own modules, so that those modules need not import each other.
 import type { AnalyticsNode } from "../resolvers/analytics.ts";
 import type { LinkNode } from "../resolvers/nodes.ts";
-import type { LinkMetricsNode } from "../services/metrics.ts";
+import type { LinkMetricsNode } from "../services/links/metrics.ts";
 import { builder } from "./builder.ts";
 
 export const LinkRef = builder.objectRef<LinkNode>("Link");

@@ -1,10 +1,10 @@
 import type { Config } from "../config.ts";
 import type { Sql } from "../db/connect.ts";
-import type { Clock } from "./clock.ts";
-import type { CountryLookup } from "./geoip.ts";
-import type { LiveTails } from "./live_tail.ts";
-import type { Logger } from "./log.ts";
-import type { ViewRecorder } from "./view_recorder.ts";
+import type { Clock } from "../infra/clock.ts";
+import type { CountryLookup } from "./link_host/geoip.ts";
+import type { LiveTails } from "./feed/live_tail.ts";
+import type { Logger } from "../infra/log.ts";
+import type { ViewRecorder } from "./link_host/view_recorder.ts";
 
 /**
  * What the services run with, and so what every transport is built from: main.ts passes the real

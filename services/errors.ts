@@ -140,7 +140,7 @@ export interface ClassifiedError {
 
 /**
  * The one classification of errors, called by REST's mapper (rest/errors.ts) and GraphQL's
- * (resolvers/errors.ts), which only translate the result to their wire formats: domain errors
+ * (graphql/errors.ts), which only translate the result to their wire formats: domain errors
  * keep their code; validation errors are invalid_field naming the field; PostgreSQL data
  * exceptions (class 22) are the request's fault; outages (connection classes 08, 53, 57P and
  * transient 40P01/40001) are retryable; anything else is an internal error, masked and logged.

@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { isOperation, PERMISSIONS, SCOPES } from "../services/access/permissions.ts";
 import { ROUTE_ACCESS, routeAccess } from "../services/access/routes.ts";
-import { ADMIN_TOKEN_WINDOW_MS } from "../services/admin_token_limit.ts";
+import { ADMIN_TOKEN_WINDOW_MS } from "../services/access/admin_token_limit.ts";
 import { ManualClock } from "./helpers/clock.ts";
 import { assertError, call, startTestServer } from "./helpers/server.ts";
 

@@ -136,7 +136,7 @@ Deno.test("POST /api/v1/admin/projects/:hashid/regenerate_key stops the old key 
   assert.match(fresh, /^pk_/);
   assert.notEqual(fresh, p.key);
   const [row] = await srv.sql`select key_hash from projects where hashid = ${p.hashid}`;
-  const { hashSecret } = await import("../services/secrets.ts");
+  const { hashSecret } = await import("../infra/secrets.ts");
   assert.equal(row!.key_hash, hashSecret(fresh));
   assert.notEqual(row!.key_hash, hashSecret(p.key));
   assertError(await api("POST", "/api/v1/admin/projects/nope/regenerate_key"), 404, "not_found");

@@ -8,8 +8,8 @@ import {
   ADMIN_TOKEN_MAX_FAILURES,
   ADMIN_TOKEN_MAX_FAILURES_PER_ADDRESS,
   ADMIN_TOKEN_WINDOW_MS,
-} from "../services/admin_token_limit.ts";
-import { MAX_SECRET_LENGTH } from "../services/secrets.ts";
+} from "../services/access/admin_token_limit.ts";
+import { MAX_SECRET_LENGTH } from "../infra/secrets.ts";
 
 const clock = new ManualClock("2026-05-01T08:00:00Z");
 // Behind a trusted proxy: the client address is X-Forwarded-For's last entry.

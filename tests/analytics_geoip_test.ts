@@ -1,10 +1,10 @@
-// A view's country comes from the GeoIP database of GEOIP_DATABASE (services/geoip.ts): from the
+// A view's country comes from the GeoIP database of GEOIP_DATABASE (services/link_host/geoip.ts): from the
 // connection's address, or behind TRUST_PROXY from the forwarded one; without a database it is
 // unknown. The address serves the lookup only: it is nowhere in the database or the logs. The
 // database is a small one that tests/helpers/mmdb.ts writes.
 import assert from "node:assert/strict";
-import { createLogger } from "../services/log.ts";
-import { GeoIpDatabase, GeoIpError } from "../services/geoip.ts";
+import { createLogger } from "../infra/log.ts";
+import { GeoIpDatabase, GeoIpError } from "../services/link_host/geoip.ts";
 import { buildCountryDatabase, writeCountryDatabase } from "./helpers/mmdb.ts";
 import { generateLink, type Json } from "./helpers/sdk.ts";
 import { adminHeaders, call, createProject, serveApp, startTestServer } from "./helpers/server.ts";

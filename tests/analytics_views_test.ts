@@ -1,5 +1,5 @@
 // Link-host views record the visitor's OS and browser families and the referrer's host
-// (services/visitor.ts); a known bot's hit records nothing; the address is stored nowhere.
+// (services/link_host/visitor.ts); a known bot's hit records nothing; the address is stored nowhere.
 import assert from "node:assert/strict";
 import { generateLink, type Json } from "./helpers/sdk.ts";
 import { adminHeaders, call, createProject, startTestServer } from "./helpers/server.ts";

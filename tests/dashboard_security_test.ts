@@ -11,7 +11,7 @@ import {
   serveApp,
   startTestServer,
 } from "./helpers/server.ts";
-import { hashSecret } from "../services/secrets.ts";
+import { hashSecret } from "../infra/secrets.ts";
 import { CONTENT_SECURITY_POLICY } from "../dashboard/security.ts";
 
 const clock = new ManualClock("2026-05-01T08:00:00Z");

@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { connect } from "../db/connect.ts";
 import { migrate } from "../db/migrate.ts";
-import { systemClock } from "../services/clock.ts";
+import { systemClock } from "../infra/clock.ts";
 import { MAX_BATCH_EVENTS } from "../services/destinations/delivery.ts";
 import { sleep } from "./helpers/feed.ts";
 import { startPrivatePostgres } from "./helpers/private_postgres.ts";

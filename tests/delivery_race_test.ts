@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { Webhook } from "standardwebhooks";
 import { connect } from "../db/connect.ts";
-import { systemClock } from "../services/clock.ts";
+import { systemClock } from "../infra/clock.ts";
 import { startFeedWakeup } from "../services/feed/wakeup.ts";
 import { silentLogger } from "./helpers/clock.ts";
 import { sleep } from "./helpers/feed.ts";

@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { onCitus } from "../db/cluster.ts";
 import { accountDrops, dropAccounting } from "../services/destinations/drops.ts";
 import { waitForHorizon } from "../services/feed/feed.ts";
-import { ensurePartitions } from "../services/partitions.ts";
+import { ensurePartitions } from "../services/maintenance/partitions.ts";
 import { ManualClock } from "./helpers/clock.ts";
 import { adminHeaders, call, createProject, startTestServer } from "./helpers/server.ts";
 

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { ingestMany, sleep } from "./helpers/client.ts";
 import { createFeedToken, createProject, startTestServer } from "./helpers/server.ts";
-import { MAX_STREAM_MS } from "../services/live_tail.ts";
+import { MAX_STREAM_MS } from "../services/feed/live_tail.ts";
 
 const CLI = new URL("../cli/feed.ts", import.meta.url).pathname;
 const srv = await startTestServer({ config: { FEED_RATE_LIMIT: "100000" } });

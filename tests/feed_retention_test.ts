@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { ManualClock } from "./helpers/clock.ts";
 import { purgeExpired } from "../services/feed/retention.ts";
-import { startBackgroundJobs } from "../services/jobs.ts";
+import { startBackgroundJobs } from "../services/maintenance/jobs.ts";
 import { silentLogger } from "./helpers/clock.ts";
 import { capture, readAll, readOk, sleep } from "./helpers/feed.ts";
 import { createFeedToken, createProject, startTestServer } from "./helpers/server.ts";

@@ -1,18 +1,9 @@
 // GraphQL over HTTP's status codes: a request that fails before execution (a document that does
 // not parse or validate, variables of the wrong type) is HTTP 400 when the client accepts
 // application/graphql-response+json first, and 200 with `errors` in application/json (the legacy
-// type, and what a client without Accept gets). The fast path (resolvers/fast_path.ts) and Yoga
-// answer alike: same status, media type and body, for every Accept.
+// type, and what a client without Accept gets). A POST and a GET of the same query answer alike:
+// same status, media type and body, for every Accept.
 import assert from "node:assert/strict";
-import { useErrorHandler } from "@envelop/core";
-import { createFastPath, responseType } from "../resolvers/fast_path.ts";
-import {
-  createSchema,
-  createYoga,
-  type FetchAPI,
-  type Plugin,
-  type YogaServerInstance,
-} from "graphql-yoga";
 import { createProject, startTestServer } from "./helpers/server.ts";
 
 const srv = await startTestServer();
@@ -23,7 +14,7 @@ const sdk = { "PROJECT-KEY": p.key, ENVIRONMENT: "production" };
 
 const GRAPHQL_RESPONSE = "application/graphql-response+json";
 
-/** The same query POSTed as JSON (the fast path's) and sent by GET (always Yoga's). */
+/** The same query POSTed as JSON and sent by GET. */
 async function both(
   query: string,
   variables: Record<string, unknown>,
@@ -93,7 +84,7 @@ const CASES: { what: string; query: string; variables?: Record<string, unknown>;
     },
   ];
 
-Deno.test("request errors are 400 in application/graphql-response+json and 200 in application/json, on both paths", async () => {
+Deno.test("request errors are 400 in application/graphql-response+json and 200 in application/json, by POST and by GET", async () => {
   const accepts: [string | null, number, string][] = [
     [GRAPHQL_RESPONSE, 400, GRAPHQL_RESPONSE],
     [`${GRAPHQL_RESPONSE}, application/json`, 400, GRAPHQL_RESPONSE],
@@ -111,7 +102,7 @@ Deno.test("request errors are 400 in application/graphql-response+json and 200 i
         c.variables ?? {},
         accept === null ? sdk : { ...sdk, Accept: accept },
       );
-      assert.deepEqual(post, get, `${label}: the fast path and Yoga differ`);
+      assert.deepEqual(post, get, `${label}: POST and GET differ`);
       assert.equal(post.type, `${type}; charset=utf-8`, label);
       assert.ok(post.body.errors?.length > 0, label);
       if (c.data) {
@@ -129,7 +120,7 @@ Deno.test("request errors are 400 in application/graphql-response+json and 200 i
   }
 });
 
-Deno.test("a successful query answers in the media type asked for, on both paths", async () => {
+Deno.test("a successful query answers in the media type asked for, by POST and by GET", async () => {
   await fetch(`${srv.url}/api/v1/sdk/generate_link`, {
     method: "POST",
     headers: { ...sdk, "Content-Type": "application/json" },
@@ -148,160 +139,24 @@ Deno.test("a successful query answers in the media type asked for, on both paths
   }
 });
 
-Deno.test("the fast path picks the media type Yoga picks, for any Accept", async () => {
-  const accepts = [
-    GRAPHQL_RESPONSE,
-    "application/json",
-    `${GRAPHQL_RESPONSE}, application/json`,
-    `application/json, ${GRAPHQL_RESPONSE}`,
-    "application/*",
-    "*/*",
-    "text/plain, */*;q=0.8",
-    `${GRAPHQL_RESPONSE};charset=latin1, application/json`,
-    "APPLICATION/JSON",
-    "",
-  ];
-  for (const accept of accepts) {
-    const res = await fetch(`${srv.url}/graphql?query=${encodeURIComponent("{ __typename }")}`, {
-      headers: accept ? { Accept: accept } : {},
-    });
-    await res.body?.cancel();
-    const yoga = res.headers.get("content-type")?.split(";")[0];
-    assert.equal(responseType(accept), yoga, `Accept: ${accept}`);
-  }
-  // A streaming type the client names is Yoga's to choose.
-  assert.equal(responseType("text/event-stream"), null);
-  assert.equal(responseType("multipart/mixed, application/json"), null);
-  assert.equal(responseType("text/plain"), null);
-});
-
-Deno.test("the fast path builds Yoga's context itself only while no plugin builds one too", async () => {
-  const schema = createSchema({
-    typeDefs: "type Query { context: String }",
-    resolvers: {
-      Query: {
-        context: (_: unknown, __: unknown, ctx: Record<string, unknown>) =>
-          Object.keys(ctx).filter((k) => !k.startsWith("_")).sort().join(","),
-      },
-    },
-  });
-  const context = ({ requestId }: { requestId: string }) => ({ mine: requestId });
-  const run = async (plugins: Plugin[]) => {
-    const options = { schema, context, plugins, fetchAPI: globalThis as unknown as FetchAPI };
-    type Yoga = YogaServerInstance<{ requestId: string }, Record<string, unknown>>;
-    // deno-lint-ignore no-explicit-any
-    const yoga = createYoga(options as any) as unknown as Yoga;
-    const fast = createFastPath<{ requestId: string }>(yoga, () => true, context);
-    const body = JSON.stringify({ query: "{ context }" });
-    const request = new Request("http://x/graphql", {
+Deno.test("one document, several operations: each request runs the operation it names", async () => {
+  const document = `query A { a: __typename } query B { b: __typename }`;
+  for (const [name, key] of [["A", "a"], ["B", "b"], ["A", "a"]] as const) {
+    const res = await fetch(`${srv.url}/graphql`, {
       method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body,
+      headers: { "Content-Type": "application/json", ...sdk },
+      body: JSON.stringify({ query: document, operationName: name }),
     });
-    const res = await fast(request, body, { requestId: "r1" });
-    return (await res!.json()).data.context as string;
-  };
-  // Yoga's context option alone: called directly, the same fields envelop would assign.
-  const alone = await run([]);
-  assert.deepEqual(alone.split(","), ["mine", "params", "request", "requestId"]);
-  // A plugin of its own that builds the context: envelop's chain runs, both extensions arrive.
-  const extended = await run([{
-    onContextBuilding: ({ extendContext }: { extendContext: (e: object) => void }) =>
-      extendContext({ extra: 1 }),
-  } as Plugin]);
-  assert.deepEqual(extended.split(","), ["extra", "mine", "params", "request", "requestId"]);
-});
-
-Deno.test("the fast path runs the plugins' execute hooks as envelop does, in order, with their effects", async () => {
-  const schema = createSchema({
-    typeDefs: "type Query { a: String, boom: String, extended: String }",
-    resolvers: {
-      Query: {
-        a: () => "a",
-        boom: () => {
-          throw new Error("a secret");
-        },
-        extended: (_: unknown, __: unknown, ctx: Record<string, unknown>) => String(ctx.extended),
-      },
-    },
-  });
-  const calls: string[] = [];
-  type Done = { result: { data?: unknown }; setResult: (r: unknown) => void };
-  const plugins = [
-    {
-      // A hook that returns a promise: awaited before the next.
-      onExecute: async ({ extendContext }: { extendContext: (e: object) => void }) => {
-        await Promise.resolve();
-        calls.push("first");
-        extendContext({ extended: "yes" });
-        return { onExecuteDone: () => void calls.push("first done") };
-      },
-    },
-    {
-      onExecute: (
-        { args, setResultAndStopExecution }: {
-          args: { operationName?: string };
-          setResultAndStopExecution: (r: unknown) => void;
-        },
-      ) => {
-        calls.push(`second ${args.operationName ?? "-"}`);
-        if (args.operationName === "Stop") setResultAndStopExecution({ data: { a: "stopped" } });
-        return {
-          onExecuteDone: ({ result, setResult }: Done) => {
-            calls.push("second done");
-            setResult({ ...result, data: { ...result.data as object, seen: true } });
-          },
-        };
-      },
-    },
-    { onExecute: () => void calls.push("third") },
-    useErrorHandler(({ errors }) => void calls.push(`logged ${errors.length}`)),
-  ] as Plugin[];
-  const options = { schema, plugins, logging: false, fetchAPI: globalThis as unknown as FetchAPI };
-  type Yoga = YogaServerInstance<Record<string, never>, Record<string, unknown>>;
-  // deno-lint-ignore no-explicit-any
-  const yoga = createYoga(options as any) as unknown as Yoga;
-  const fast = createFastPath<Record<string, never>>(yoga, () => true);
-  const documents = [
-    "{ a extended }",
-    "{ a boom }",
-    "query Stop { a }\nquery Go { a }",
-  ];
-  for (const query of documents) {
-    for (const operationName of query.includes("Stop") ? ["Stop", "Go"] : [undefined]) {
-      // Twice each: the first request plans the document, the second runs the plan.
-      for (const round of [1, 2]) {
-        const body = JSON.stringify({ query, operationName });
-        const post = () =>
-          new Request("http://x/graphql", {
-            method: "POST",
-            headers: { "Content-Type": "application/json" },
-            body,
-          });
-        calls.length = 0;
-        const viaFast = await fast(post(), body, {});
-        const fastCalls = [...calls];
-        calls.length = 0;
-        const viaYoga = await yoga.fetch(post(), {});
-        const label = `${query} ${operationName} (${round})`;
-        assert.deepEqual(fastCalls, calls, label);
-        assert.equal(viaFast!.status, viaYoga.status, label);
-        assert.deepEqual(await viaFast!.json(), await viaYoga.json(), label);
-      }
-    }
+    assert.deepEqual(await res.json(), { data: { [key]: "Query" } });
   }
-  // The resolver's error went through the error handler and was masked on both paths.
-  const body = JSON.stringify({ query: "{ boom }" });
-  const res = await fast(
-    new Request("http://x/graphql", {
+  // Without a name, a document of two operations is refused, planned or not.
+  for (let i = 0; i < 2; i++) {
+    const res = await fetch(`${srv.url}/graphql`, {
       method: "POST",
-      headers: { "Content-Type": "application/json" },
-      body,
-    }),
-    body,
-    {},
-  );
-  const answer = await res!.json();
-  assert.equal(answer.errors[0].message, "Unexpected error.");
-  assert.equal(answer.data.seen, true);
+      headers: { "Content-Type": "application/json", ...sdk },
+      body: JSON.stringify({ query: document }),
+    });
+    const body = await res.json();
+    assert.ok(body.errors?.length > 0, JSON.stringify(body));
+  }
 });

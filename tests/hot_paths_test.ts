@@ -1,9 +1,10 @@
-// The SDK link lookup is answered before hono's routing (rest/sdk.ts sdkLinkFastPath): its
-// answers, log lines and request ids are those of every other route, and the requests it leaves
-// to hono (HEAD, a path to decode) get the same answers. The link host's hits, the other hot
-// path, have the same frame, and one-segment paths of other routes stay theirs.
+// The hot routes are ordinary entries of the one route table (app.ts), framed once as every
+// request is (rest/frame.ts): the SDK link lookup's answers, log lines and request ids are those of
+// every other route, for a plain path, one to decode and HEAD alike; the link host's hits have
+// the same frame, and one-segment paths of other routes stay theirs; POST /graphql too, with the
+// body limit applied before the body is read, whether its length is declared or streamed.
 import assert from "node:assert/strict";
-import { createLogger } from "../services/log.ts";
+import { createLogger } from "../infra/log.ts";
 import { generateLink } from "./helpers/sdk.ts";
 import { assertError, call, createProject, startTestServer } from "./helpers/server.ts";
 
@@ -52,7 +53,7 @@ Deno.test("the SDK link lookup answers, logs and maps errors as every route does
   });
   assert.equal(noEnvironment.status >= 400 && noEnvironment.status < 500, true);
 
-  // Left to hono: the same answers.
+  // HEAD, a path to decode and one too deep: the same frame and answers.
   const head = await fetch(`${srv.url}/api/v1/sdk/link/${path}`, { method: "HEAD", headers: sdk });
   assert.equal(head.status, 200);
   assert.equal(await head.text(), "");
@@ -104,7 +105,7 @@ Deno.test("the link host's hits are answered and logged as every route's, and ot
   await srv.views.flush();
 });
 
-Deno.test("POST /graphql is answered before hono with its frame; bodies without a length or over the limit go through hono's", async () => {
+Deno.test("POST /graphql has the frame; a body over the limit is refused before it is read, declared or streamed", async () => {
   const path = await generateLink(srv.url, project.key, "production", { title: "Hot" });
   const query = JSON.stringify({ query: `{ link(path: "${path}") { path title } }` });
   const headers = { ...sdk, "Content-Type": "application/json" };
@@ -128,12 +129,12 @@ Deno.test("POST /graphql is answered before hono with its frame; bodies without 
   });
   assert.notEqual(replaced.headers.get("x-request-id"), "not plain!");
   assert.equal(requestLine(replaced.headers.get("x-request-id")).status, 200);
-  // Errors answered by Yoga's full path keep the frame.
+  // Errors keep the frame.
   const invalid = await call(srv.url, "POST", "/graphql", { raw: `{"query":"{ nope }"}`, headers });
   assert.ok(invalid.body.errors?.length);
   assert.equal(requestLine(invalid.headers.get("x-request-id")).status, invalid.status);
 
-  // A streamed body (no Content-Length) is counted by hono's frame: the same answer and line.
+  // A streamed body (no Content-Length) is counted by the frame: the same answer and line.
   const stream = (text: string) => ReadableStream.from([new TextEncoder().encode(text)]);
   const chunked = await fetch(`${srv.url}/graphql`, {
     method: "POST",

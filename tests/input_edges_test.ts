@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { ManualClock } from "./helpers/clock.ts";
 import { getHostedLink } from "../services/links/links.ts";
 import { silentLogger } from "./helpers/clock.ts";
-import { ViewRecorder } from "../services/view_recorder.ts";
+import { ViewRecorder } from "../services/link_host/view_recorder.ts";
 import { gql } from "./helpers/graphql.ts";
 import { adminHeaders, call, createProject, startTestServer } from "./helpers/server.ts";
 

@@ -1,7 +1,7 @@
 // The production logger writes its lines in batches (one write per turn of the event loop, or per
 // 64 KiB), and loses none when the process ends by an exit, an uncaught error or a rejection.
 import assert from "node:assert/strict";
-import { batchedLines, createLogger } from "../services/log.ts";
+import { batchedLines, createLogger } from "../infra/log.ts";
 
 /** The end of the current turn of the event loop, when batched lines are written. */
 const nextTurn = () => new Promise((resolve) => setTimeout(resolve, 0));

@@ -2,7 +2,7 @@
 // up in JavaScript (it must equal PostgreSQL's, which the 304 check computes), and the buffers
 // reused from one answer to the next.
 import assert from "node:assert/strict";
-import { DecimalSum, projectMetricsEtag } from "../services/metrics.ts";
+import { DecimalSum, projectMetricsEtag } from "../services/links/metrics.ts";
 import { ManualClock } from "./helpers/clock.ts";
 import { countingSql, createTestDatabase } from "./helpers/database.ts";
 import { generateLink, sdkHeaders } from "./helpers/sdk.ts";

@@ -4,7 +4,7 @@
 // count, a link keeps its path and counters, and the new tables start empty.
 import assert from "node:assert/strict";
 import postgres from "postgres";
-import { hashSecret } from "../services/secrets.ts";
+import { hashSecret } from "../infra/secrets.ts";
 import { createTestDatabase, migrateUpTo } from "./helpers/database.ts";
 import { ADMIN_TOKEN, serveApp } from "./helpers/server.ts";
 import { ManualClock } from "./helpers/clock.ts";

@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { ConfigError, resolveConfig } from "../config.ts";
 import { PASSWORD_MAX_FAILURES, PASSWORD_WINDOW_MS } from "../services/access/password_limit.ts";
 import { LOGIN_TTL_MS, MAX_PENDING_PER_ADDRESS } from "../services/access/oidc.ts";
-import { createLogger } from "../services/log.ts";
+import { createLogger } from "../infra/log.ts";
 import { ManualClock } from "./helpers/clock.ts";
 import {
   CLIENT_ID,

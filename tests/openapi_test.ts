@@ -5,7 +5,7 @@ import { MAX_EVENTS } from "../inputs/events.ts";
 import { MAX_TITLE } from "../inputs/links.ts";
 import { ERROR_STATUS } from "../services/errors.ts";
 import { FEED_EVENT_TYPES, INGESTED_EVENT_TYPES } from "../services/feed/envelope.ts";
-import { LINK_ENVIRONMENTS } from "../services/sdk_auth.ts";
+import { LINK_ENVIRONMENTS } from "../services/access/sdk_auth.ts";
 import { createApp } from "../app.ts";
 
 const srv = await startTestServer();

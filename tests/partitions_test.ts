@@ -1,4 +1,4 @@
-// The analytics history's daily partitions (services/partitions.ts): created ahead by the job,
+// The analytics history's daily partitions (services/maintenance/partitions.ts): created ahead by the job,
 // rows of other days caught by the default partition and moved out, whole days dropped by
 // retention, client ids unique across days, the lock_timeout, and migration 00009 moving
 // existing rows. Time moves through the injected clock only.
@@ -8,9 +8,13 @@ import { onCitus } from "../db/cluster.ts";
 import { connect } from "../db/connect.ts";
 import { migrate } from "../db/migrate.ts";
 import { purgeExpired } from "../services/feed/retention.ts";
-import { maintainPartitions } from "../services/jobs.ts";
-import { createLogger } from "../services/log.ts";
-import { dropPartitionsBefore, ensurePartitions, listPartitions } from "../services/partitions.ts";
+import { maintainPartitions } from "../services/maintenance/jobs.ts";
+import { createLogger } from "../infra/log.ts";
+import {
+  dropPartitionsBefore,
+  ensurePartitions,
+  listPartitions,
+} from "../services/maintenance/partitions.ts";
 import { ManualClock } from "./helpers/clock.ts";
 import { createTestDatabase, migrateUpTo } from "./helpers/database.ts";
 import { listening, startService } from "./helpers/process.ts";

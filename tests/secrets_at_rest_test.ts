@@ -5,7 +5,7 @@
 // the database nor any line the server logged during the whole test holds one of them. They are
 // kept as hashes; the destination secret, which must sign, is kept sealed (encrypted).
 import assert from "node:assert/strict";
-import { createLogger } from "../services/log.ts";
+import { createLogger } from "../infra/log.ts";
 import { ManualClock } from "./helpers/clock.ts";
 import { getPage, postForm, signInOverHttp } from "./helpers/dashboard.ts";
 import {

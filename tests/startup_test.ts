@@ -84,7 +84,8 @@ Deno.test("main.ts: the embedded default serves, prints the admin token once and
   let token = "";
   let hashid = "";
   try {
-    const url = await listening(first);
+    // The embedded database's first start (initdb in WebAssembly) is slow on a loaded machine.
+    const url = await listening(first, 180_000);
     assert.equal((await call(url, "GET", "/readyz")).status, 200);
     const m = first.stderr().match(/\b(adm_[A-Za-z0-9_-]{43})\b/);
     assert.ok(m, `no admin token printed: ${first.stderr()}`);

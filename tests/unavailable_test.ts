@@ -4,9 +4,9 @@ import { onCitus } from "../db/cluster.ts";
 import { connect } from "../db/connect.ts";
 import { createApp } from "../app.ts";
 import { ManualClock } from "./helpers/clock.ts";
-import { createLogger } from "../services/log.ts";
-import { hashSecret } from "../services/secrets.ts";
-import { ViewRecorder } from "../services/view_recorder.ts";
+import { createLogger } from "../infra/log.ts";
+import { hashSecret } from "../infra/secrets.ts";
+import { ViewRecorder } from "../services/link_host/view_recorder.ts";
 import { gql } from "./helpers/graphql.ts";
 import {
   ADMIN_TOKEN,

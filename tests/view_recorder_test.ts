@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { ManualClock } from "./helpers/clock.ts";
 import { createLink, getHostedLink } from "../services/links/links.ts";
-import { createLogger } from "../services/log.ts";
-import { ViewRecorder } from "../services/view_recorder.ts";
+import { createLogger } from "../infra/log.ts";
+import { ViewRecorder } from "../services/link_host/view_recorder.ts";
 import { call, createProject, startTestServer } from "./helpers/server.ts";
 import { linkMetrics } from "./helpers/sdk.ts";
 

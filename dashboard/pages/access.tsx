@@ -5,8 +5,8 @@ import type { ApiKeySummary, CreatedApiKey } from "../../services/access/api_key
 import type { AuditEntry } from "../../services/access/audit.ts";
 import type { Member } from "../../services/access/members.ts";
 import { ROLES, SCOPES } from "../../services/access/permissions.ts";
-import type { Environment, Project } from "../../services/projects.ts";
-import type { Session } from "../../services/sessions.ts";
+import type { Environment, Project } from "../../services/projects/projects.ts";
+import type { Session } from "../../services/access/sessions.ts";
 import {
   Csrf,
   Empty,

@@ -2,8 +2,8 @@
 // and resume, a test delivery, a new secret (after a confirmation), removal (after another).
 import type { Child } from "hono/jsx";
 import type { DestinationStatus as Destination } from "../../services/destinations/destinations.ts";
-import type { Environment } from "../../services/projects.ts";
-import type { Session } from "../../services/sessions.ts";
+import type { Environment } from "../../services/projects/projects.ts";
+import type { Session } from "../../services/access/sessions.ts";
 import {
   Csrf,
   Empty,

@@ -1,5 +1,5 @@
 import { Layout } from "../layout.tsx";
-import type { Session } from "../../services/sessions.ts";
+import type { Session } from "../../services/access/sessions.ts";
 import { BASE } from "../security.ts";
 
 export function ErrorPage(props: { status: number; message: string; session?: Session }) {

@@ -5,8 +5,8 @@ import {
 } from "../../services/links/dashboard.ts";
 import type { ImportError } from "../../services/links/csv.ts";
 import type { LinkState } from "../../services/links/manage.ts";
-import type { Environment } from "../../services/projects.ts";
-import type { Session } from "../../services/sessions.ts";
+import type { Environment } from "../../services/projects/projects.ts";
+import type { Session } from "../../services/access/sessions.ts";
 import type { LinkFormValues } from "../forms.ts";
 import { may } from "../security.ts";
 import { AnalyticsPanel, type AnalyticsPanelProps } from "./analytics.tsx";

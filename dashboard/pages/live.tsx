@@ -1,5 +1,5 @@
-import type { Environment } from "../../services/projects.ts";
-import type { Session } from "../../services/sessions.ts";
+import type { Environment } from "../../services/projects/projects.ts";
+import type { Session } from "../../services/access/sessions.ts";
 import { assetUrl } from "../assets.ts";
 import { envBase, envCrumbs, EnvHeader, Layout } from "../layout.tsx";
 

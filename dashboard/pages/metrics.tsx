@@ -3,8 +3,8 @@
 // library, work without JavaScript, and obey the CSP (sizes are SVG attributes, colours come
 // from the stylesheet).
 import type { DashboardLinkRow } from "../../services/links/dashboard.ts";
-import type { Environment } from "../../services/projects.ts";
-import type { Session } from "../../services/sessions.ts";
+import type { Environment } from "../../services/projects/projects.ts";
+import type { Session } from "../../services/access/sessions.ts";
 import { AnalyticsPanel, type AnalyticsPanelProps } from "./analytics.tsx";
 import { Empty, envBase, envCrumbs, EnvHeader, formatNumber, Layout } from "../layout.tsx";
 

@@ -1,7 +1,7 @@
 // The project page's "Link domain and apps" card: the host its links are served on and the
 // iOS and Android apps the association files declare, with a way to remove each app.
-import type { Project } from "../../services/projects.ts";
-import type { Session } from "../../services/sessions.ts";
+import type { Project } from "../../services/projects/projects.ts";
+import type { Session } from "../../services/access/sessions.ts";
 import { Csrf, Field } from "../layout.tsx";
 import { BASE } from "../security.ts";
 import type { SettingsErrors, SettingsValues } from "../settings_form.ts";

@@ -1,6 +1,6 @@
 import type { CreatedFeedToken, FeedTokenSummary } from "../../services/feed/tokens.ts";
-import type { Environment } from "../../services/projects.ts";
-import type { Session } from "../../services/sessions.ts";
+import type { Environment } from "../../services/projects/projects.ts";
+import type { Session } from "../../services/access/sessions.ts";
 import {
   Csrf,
   Empty,

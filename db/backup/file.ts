@@ -179,7 +179,8 @@ function parseHeader(text: string): DumpHeader {
 /** The lines of a byte stream of UTF-8 text (without their line breaks). */
 async function* lines(stream: ReadableStream<Uint8Array>): AsyncGenerator<string> {
   let rest = "";
-  for await (const text of stream.pipeThrough(new TextDecoderStream())) {
+  const decoder = new TextDecoderStream() as unknown as TransformStream<Uint8Array, string>;
+  for await (const text of stream.pipeThrough(decoder)) {
     rest += text;
     let start = 0;
     for (let nl = rest.indexOf("\n"); nl !== -1; nl = rest.indexOf("\n", start)) {

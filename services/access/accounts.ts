@@ -1,9 +1,9 @@
 // Accounts: people, created by the instance admin, who set their password through a one-time
 // setup link (shown once, valid 7 days; no mail server needed).
 import type { Db, Sql } from "../../db/connect.ts";
-import type { Clock } from "../clock.ts";
+import type { Clock } from "../../infra/clock.ts";
 import { ApiError, isUniqueViolation, notFound } from "../errors.ts";
-import { hashSecret, plausibleSecret, randomToken } from "../secrets.ts";
+import { hashSecret, plausibleSecret, randomToken } from "../../infra/secrets.ts";
 import { type AuditContext, recordAudit } from "./audit.ts";
 import { assertPasswordRules, hashPassword, verifyPassword } from "./passwords.ts";
 import { actorOf } from "./principal.ts";

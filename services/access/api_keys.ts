@@ -1,12 +1,12 @@
 // API keys (`sk_…`): programs' credentials for one environment's admin routes, with scopes and
 // an optional expiry. Only the SHA-256 of a value is stored; the value is shown once, at creation.
 import type { Db, Sql } from "../../db/connect.ts";
-import type { Clock } from "../clock.ts";
+import type { Clock } from "../../infra/clock.ts";
 import { ApiError, notFound } from "../errors.ts";
-import { getEnvironmentOrThrow } from "../projects.ts";
-import { hashSecret, plausibleSecret, randomToken } from "../secrets.ts";
+import { getEnvironmentOrThrow } from "../projects/projects.ts";
+import { hashSecret, plausibleSecret, randomToken } from "../../infra/secrets.ts";
 import { type AuditContext, recordAudit } from "./audit.ts";
-import { memberRole } from "./members.ts";
+import { memberRole } from "./authorize.ts";
 import { type Role, type Scope, SCOPES, scopesAllowedTo } from "./permissions.ts";
 import type { Principal } from "./principal.ts";
 

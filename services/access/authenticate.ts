@@ -1,7 +1,7 @@
 // Who an `Authorization: Bearer …` header names on the admin API: an API key (`sk_…`), the
 // instance admin token, or nobody (401).
 //
-// The admin token is checked in one place only, services/admin_token_limit.ts, whose limit on
+// The admin token is checked in one place only, services/access/admin_token_limit.ts, whose limit on
 // wrong tokens every door shares (this one, and the dashboard's sign-in). A bearer that is not a
 // key we issued is an attempt at the admin token and goes through that check: a wrong one counts,
 // whatever it looks like (an `sk_…` value that no key ever had included). A key we did issue but
@@ -10,8 +10,8 @@
 // usable. A valid key works even while the address or the instance is limited: the limit is on
 // guessing the admin token, not on keys.
 import type { Sql } from "../../db/connect.ts";
-import { type AdminTokenAttempt, checkAdminToken } from "../admin_token_limit.ts";
-import type { Clock } from "../clock.ts";
+import { type AdminTokenAttempt, checkAdminToken } from "./admin_token_limit.ts";
+import type { Clock } from "../../infra/clock.ts";
 import { API_KEY_PREFIX, authenticateApiKey } from "./api_keys.ts";
 import { ADMIN_TOKEN_PRINCIPAL, type Principal } from "./principal.ts";
 

@@ -1,8 +1,8 @@
 // The one check every transport makes before an operation: may this principal do it here?
 import type { Db } from "../../db/connect.ts";
 import { ApiError } from "../errors.ts";
-import { parseEnvironmentId } from "../projects.ts";
-import { memberRole } from "./members.ts";
+import { parseEnvironmentId } from "../projects/projects.ts";
+import type { Role } from "./permissions.ts";
 import { type Operation, type Permission, PERMISSIONS, roleAtLeast } from "./permissions.ts";
 import type { Principal } from "./principal.ts";
 
@@ -115,4 +115,31 @@ export async function authorizeProjectUpdate(
   if (changes.link_domain !== undefined || changes.apps !== undefined) {
     await authorize(db, principal, "project.settings", target);
   }
+}
+
+/** The account's role on the project `target` names (environment or hashid), or null. */
+export async function memberRole(
+  db: Db,
+  accountId: number,
+  target: AccessTarget,
+): Promise<Role | null> {
+  if (target.environmentId !== undefined) {
+    const env = typeof target.environmentId === "number"
+      ? target.environmentId
+      : parseEnvironmentId(target.environmentId);
+    if (env === null) return null;
+    const [row] = await db<{ role: Role }[]>`
+      select m.role from project_members m join environments e on e.project_id = m.project_id
+      where e.id = ${env} and m.account_id = ${accountId}
+    `;
+    return row?.role ?? null;
+  }
+  if (target.projectHashid !== undefined && /^[A-Za-z0-9]{1,64}$/.test(target.projectHashid)) {
+    const [row] = await db<{ role: Role }[]>`
+      select m.role from project_members m join projects p on p.id = m.project_id
+      where p.hashid = ${target.projectHashid} and m.account_id = ${accountId}
+    `;
+    return row?.role ?? null;
+  }
+  return null;
 }

@@ -1,12 +1,10 @@
 // Project members: an account's role on a project (both environments). A project that has
 // members always has an owner among them.
 import type { Db, Sql } from "../../db/connect.ts";
-import type { Clock } from "../clock.ts";
+import type { Clock } from "../../infra/clock.ts";
 import { ApiError, notFound } from "../errors.ts";
-import { parseEnvironmentId } from "../projects.ts";
 import { parseAccountId } from "./accounts.ts";
 import { type AuditContext, recordAudit } from "./audit.ts";
-import type { AccessTarget } from "./authorize.ts";
 import { authorize } from "./authorize.ts";
 import type { Role } from "./permissions.ts";
 import type { Principal } from "./principal.ts";
@@ -16,33 +14,6 @@ export interface Member {
   email: string;
   name: string;
   role: Role;
-}
-
-/** The account's role on the project `target` names (environment or hashid), or null. */
-export async function memberRole(
-  db: Db,
-  accountId: number,
-  target: AccessTarget,
-): Promise<Role | null> {
-  if (target.environmentId !== undefined) {
-    const env = typeof target.environmentId === "number"
-      ? target.environmentId
-      : parseEnvironmentId(target.environmentId);
-    if (env === null) return null;
-    const [row] = await db<{ role: Role }[]>`
-      select m.role from project_members m join environments e on e.project_id = m.project_id
-      where e.id = ${env} and m.account_id = ${accountId}
-    `;
-    return row?.role ?? null;
-  }
-  if (target.projectHashid !== undefined && /^[A-Za-z0-9]{1,64}$/.test(target.projectHashid)) {
-    const [row] = await db<{ role: Role }[]>`
-      select m.role from project_members m join projects p on p.id = m.project_id
-      where p.hashid = ${target.projectHashid} and m.account_id = ${accountId}
-    `;
-    return row?.role ?? null;
-  }
-  return null;
 }
 
 async function lockProject(db: Db, hashid: string): Promise<number> {

@@ -1,7 +1,7 @@
 // OpenID Connect sign-in to the dashboard: the authorization code flow with PKCE through
 // openid-client. A person proves who they are at the provider; a verified email equal to an
 // account's (ignoring case) signs in as that account, with the same dashboard session a password
-// sign-in gets (services/sessions.ts). Anything else is refused and starts no session.
+// sign-in gets (services/access/sessions.ts). Anything else is refused and starts no session.
 //
 // The login under way lives in PostgreSQL (oidc_logins), so the instance that receives the
 // provider's callback need not be the one that sent the browser there. Its row is known by the
@@ -14,11 +14,11 @@ import { createHmac } from "node:crypto";
 import * as oidc from "openid-client";
 import type { OidcConfig } from "../../config.ts";
 import type { Db, Sql } from "../../db/connect.ts";
-import type { Clock } from "../clock.ts";
-import type { Logger } from "../log.ts";
-import { limitKey } from "../admin_token_limit.ts";
-import { hashSecret, randomToken } from "../secrets.ts";
-import { type Session, startAccountSession } from "../sessions.ts";
+import type { Clock } from "../../infra/clock.ts";
+import type { Logger } from "../../infra/log.ts";
+import { limitKey } from "./admin_token_limit.ts";
+import { hashSecret, randomToken } from "../../infra/secrets.ts";
+import { type Session, startAccountSession } from "./sessions.ts";
 import {
   forgetPasswordFailure,
   passwordRetryAfter,

@@ -1,10 +1,10 @@
 // Failed password sign-ins to the dashboard, limited per client address: failures are rows in
 // PostgreSQL (password_signin_failures) counted over a sliding window, so the limit holds however
 // many instances serve the dashboard. The admin token has its own limit, which every door that
-// takes it shares (services/admin_token_limit.ts); a password is not the admin token, so its
+// takes it shares (services/access/admin_token_limit.ts); a password is not the admin token, so its
 // failures are kept apart: guessing passwords does not lock the instance admin out.
 import type { Db } from "../../db/connect.ts";
-import { limitKey } from "../admin_token_limit.ts";
+import { limitKey } from "./admin_token_limit.ts";
 
 /** Failed sign-ins one address may make in the window before every attempt is refused. */
 export const PASSWORD_MAX_FAILURES = 10;

@@ -157,7 +157,6 @@ export const ROUTE_ACCESS: Record<string, RouteAccess> = {
   "GET /.well-known/assetlinks.json": "public",
   "GET /open-app.js": "public",
   "GET /:path": "public",
-  "GET /*": "public",
 };
 
 /** What the route `method path` (Hono's pattern, not the request's path) needs, or undefined. */

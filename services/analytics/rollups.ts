@@ -8,9 +8,9 @@
 // background job in one statement) is told in the migrations; this module holds the SQL that
 // writes, merges and purges them.
 import type { Db, Sql } from "../../db/connect.ts";
-import type { NewEvent } from "../events.ts";
-import { asMaintainer } from "../maintenance_lock.ts";
-import { deleteDefaultRowsBefore } from "../partitions.ts";
+import type { NewEvent } from "../events/event.ts";
+import { asMaintainer } from "../maintenance/lock.ts";
+import { deleteDefaultRowsBefore } from "../maintenance/partitions.ts";
 
 export const ROLLUPS_TABLE = "analytics_rollups";
 export const MARGINS_TABLE = "analytics_margins";
@@ -96,7 +96,7 @@ export function utcHour(at: Date): Date {
 }
 
 /**
- * The storing statement's rollup step (services/events.ts insertEvents), as a CTE body over its
+ * The storing statement's rollup step (services/events/record.ts insertEvents), as a CTE body over its
  * `batch` (event_id, type, name, occurred_at, link_id, ord) and `inserted` (event_id) CTEs: one
  * row per hour, link and dimension values of the events actually inserted. `events` are the
  * batch's, in its order: their dimensions and seconds go as one JSON array, which PostgreSQL
@@ -159,7 +159,7 @@ export interface PurchaseDelta {
 }
 
 /**
- * Appends the purchase deltas, as a CTE body (services/events.ts runs it in the statement that
+ * Appends the purchase deltas, as a CTE body (services/events/record.ts runs it in the statement that
  * records the new versions): a new version adds one purchase and its amount to its bucket, and
  * takes the replaced version's back from that one's.
  */

@@ -25,7 +25,7 @@
 import type { Config } from "../../config.ts";
 import { onCitus } from "../../db/cluster.ts";
 import type { Db, Sql } from "../../db/connect.ts";
-import type { Clock } from "../clock.ts";
+import type { Clock } from "../../infra/clock.ts";
 import { accountDrops, logDrops } from "./drops.ts";
 import { isUnsealed, sealSecret } from "./secret.ts";
 import { DELIVERY_TIMEOUT_MS, type SecretsRow, signingSecrets } from "./destinations.ts";
@@ -40,7 +40,7 @@ import { comparePoints, type FeedPoint } from "../feed/cursor.ts";
 import { FEED_SCHEMA_VERSION } from "../feed/envelope.ts";
 import { feedRetentionCutoff } from "../feed/retention.ts";
 import type { FeedWakeup } from "../feed/wakeup.ts";
-import { describeError, type Logger } from "../log.ts";
+import { describeError, type Logger } from "../../infra/log.ts";
 import { type PostResult, postWebhook } from "./webhook_post.ts";
 import { ReceiverConnections } from "./receiver_connections.ts";
 import { newMessageId, webhookHeaders } from "./webhook_sign.ts";

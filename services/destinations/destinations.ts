@@ -2,13 +2,13 @@
 import { onCitus } from "../../db/cluster.ts";
 import type { Db, Sql } from "../../db/connect.ts";
 import { type AuditContext, recordAudit } from "../access/audit.ts";
-import type { Clock } from "../clock.ts";
+import type { Clock } from "../../infra/clock.ts";
 import { assertDestinationUrl } from "./url.ts";
 import { newWebhookSecret, openSecret, sealSecret } from "./secret.ts";
 import { notFound } from "../errors.ts";
 import { lockCaptureOnCitus, startCapture, stopCaptureIfIdle } from "../feed/capture.ts";
 import { feedRetentionCutoff } from "../feed/retention.ts";
-import { getEnvironmentOrThrow } from "../projects.ts";
+import { getEnvironmentOrThrow } from "../projects/projects.ts";
 import { type PostResult, postWebhook } from "./webhook_post.ts";
 import { newMessageId, webhookHeaders } from "./webhook_sign.ts";
 

@@ -5,7 +5,7 @@
 import { onCitus } from "../../db/cluster.ts";
 import type { Db } from "../../db/connect.ts";
 import type { FeedPoint } from "../feed/cursor.ts";
-import type { Logger } from "../log.ts";
+import type { Logger } from "../../infra/log.ts";
 
 export interface DestinationDrop {
   id: number;

@@ -2,37 +2,16 @@
 import postgres from "postgres";
 import type { Db } from "../../db/connect.ts";
 import { ApiError } from "../errors.ts";
-import { rateLimitedError, windowStart } from "../rate_limit.ts";
+import { rateLimitedError, windowStart } from "./rate_limit.ts";
 import { FEED_TOKEN_PREFIX } from "./tokens.ts";
-import { assertEnterprise, parseEnvironmentId } from "../projects.ts";
-import { hashSecret, plausibleSecret } from "../secrets.ts";
+import { assertEnterprise, parseEnvironmentId } from "../projects/projects.ts";
+import { hashSecret, plausibleSecret } from "../../infra/secrets.ts";
 
 /** An active feed token and what it reads. */
 export interface FeedReader {
   tokenId: number;
   environmentId: number;
   enterprise: boolean;
-}
-
-/**
- * The active token behind a presented value, or 401. Read fresh on every request (no cache),
- * so a revocation stops the very next read. The lookup goes by digest through a unique index,
- * so the comparison never touches the token itself.
- */
-export async function authenticateFeedToken(
-  db: Db,
-  token: string | null | undefined,
-): Promise<FeedReader> {
-  const hash = presentedTokenHash(token);
-  const [row] = hash === null ? [] : await db<FeedReader[]>`
-    select t.id as "tokenId", t.environment_id as "environmentId", p.enterprise
-    from feed_tokens t
-      join environments e on e.id = t.environment_id
-      join projects p on p.id = e.project_id
-    where t.token_hash = ${hash} and t.revoked_at is null
-  `;
-  if (!row) throw invalidToken();
-  return row;
 }
 
 /**
@@ -53,18 +32,23 @@ export interface FeedReadAdmission {
   /** The project_id of the path, as written. */
   projectId: string;
   now: Date;
-  /** Reads per token per window (services/rate_limit.ts). */
-  rateLimit: number;
+  /**
+   * Reads per token per window (services/feed/rate_limit.ts); null checks the token and its
+   * environment only (the live tail's open streams, services/feed/live_tail.ts).
+   */
+  rateLimit: number | null;
   /** Record the read (its rate-limit hit and last-used minute) once admitted. */
   record: boolean;
 }
 
 /**
- * A feed read's checks in one statement (feed_admit, migration 00020): 401, 403, 402, then the
- * rate limit's 503, each thrown as ApiError; once admitted, the read recorded if asked. Call
- * inside a transaction: the rate limit's lock is held until it ends, and a rejection (here or
- * later in it) rolls the record back. A rejection aborts the transaction, so statements
- * pipelined after this one (the page) are not run.
+ * A feed read's checks in one statement (feed_admit, migrations 00020 and 00021), the one
+ * admission of every transport: 401, 403, 402, then the rate limit's 503, each thrown as
+ * ApiError; once admitted, the read recorded if asked. The token is read fresh on every call
+ * (no cache), so a revocation stops the very next read, and looked up by digest through a
+ * unique index. With a rate limit, call inside a transaction: its lock is held until it ends,
+ * and a rejection (here or later in it) rolls the record back. A rejection aborts the
+ * transaction, so statements pipelined after this one (the page) are not run.
  */
 export function admitFeedRead(db: Db, a: FeedReadAdmission): Promise<FeedReader> {
   let hash: string | null;
@@ -100,7 +84,7 @@ function admissionError(err: unknown, a: FeedReadAdmission): unknown {
       return err;
     }
     case "LF503":
-      return rateLimitedError(a.rateLimit, new Date(Number(err.detail)), a.now);
+      return rateLimitedError(a.rateLimit!, new Date(Number(err.detail)), a.now);
     default:
       return err;
   }

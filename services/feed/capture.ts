@@ -1,7 +1,7 @@
 import type { Db } from "../../db/connect.ts";
 import { onCitus } from "../../db/cluster.ts";
 import { jsonColumn } from "../../db/params.ts";
-import { deleteDefaultRowsBefore } from "../partitions.ts";
+import { deleteDefaultRowsBefore } from "../maintenance/partitions.ts";
 
 /** The NOTIFY channel of captures; the payload is the environment id. */
 export const FEED_CHANNEL = "feed_captured";
@@ -88,7 +88,7 @@ export async function captureEvents(
 
 /**
  * The environment's row if it captures, locked FOR SHARE (see captureEvents). Ingestion
- * (services/events.ts) captures in the statement that stores the events, under this same lock.
+ * (services/events/record.ts) captures in the statement that stores the events, under this same lock.
  */
 export function capturingEnvironment(db: Db, environmentId: number) {
   return db`
@@ -134,7 +134,7 @@ export async function announceCapture(db: Db, environmentId: number): Promise<vo
   await db`select pg_notify(${FEED_CHANNEL}, ${String(environmentId)})`;
 }
 
-/** The captured feed's table, partitioned by day (services/partitions.ts). */
+/** The captured feed's table, partitioned by day (services/maintenance/partitions.ts). */
 export const FEED_EVENTS_TABLE = "feed_events";
 
 /**

@@ -2,7 +2,7 @@
 import type { Config } from "../../config.ts";
 import { onCitus } from "../../db/cluster.ts";
 import type { Db, Sql } from "../../db/connect.ts";
-import type { Clock } from "../clock.ts";
+import type { Clock } from "../../infra/clock.ts";
 import { ApiError } from "../errors.ts";
 import { FEED_EVENT_TYPES } from "./envelope.ts";
 import { admitFeedRead, type FeedReadAdmission, type FeedReader } from "./auth.ts";
@@ -16,7 +16,7 @@ import {
   withinPage,
 } from "./cursor.ts";
 import { feedRetentionCutoff } from "./retention.ts";
-import { parseEnvironmentId } from "../projects.ts";
+import { parseEnvironmentId } from "../projects/projects.ts";
 import { countFeedPage } from "../monitoring/metrics.ts";
 
 export const DEFAULT_FEED_LIMIT = 100;
@@ -32,12 +32,12 @@ export const MAX_FEED_LIMIT = 1000;
  * Sent in a transaction before an unfiltered page is read (and after any statement whose plan
  * depends on its parameters' values, such as drop accounting): the page is then planned once
  * per connection, not at every call. PostgreSQL otherwise replans it every time (custom plans
- * over every daily partition, twice): 1.5–4.7 ms of its CPU per page in EXPLAIN, more than the
- * page's execution. The unfiltered page has one right plan, whatever the statistics say: walk
+ * over every daily partition, twice), which costs it more CPU than the page's execution
+ * (docs/SCALING.md, "Feed page"). The unfiltered page has one right plan, whatever the statistics say: walk
  * the position index of each partition from the cursor and merge. The other settings keep the
  * cached plan on it: a plan made while a day's partition is still empty and unanalysed would
- * otherwise scan and sort that partition for as long as the plan lives (measured: 12–27 ms per
- * page against 2–5 ms). A filtered page merges per-type walks under a final sort, and is left
+ * otherwise scan and sort that partition for as long as the plan lives, several times slower
+ * than the walk. A filtered page merges per-type walks under a final sort, and is left
  * to the planner at every call.
  *
  * Not on Citus: these settings are the coordinator's (Citus does not pass them on), where the
@@ -114,9 +114,8 @@ interface FeedQuery {
  * rejected by any of them changes nothing: the rate-limit hit and last-used stamp are written
  * in one transaction that a rejection rolls back, and only when the parameters are valid.
  *
- * One round trip (without `admit`): BEGIN, the admission (feed_admit, services/feed/auth.ts),
- * the page's plan settings, the page and COMMIT are sent together on one connection. A rejected
- * admission aborts the transaction, so the page after it is not read and the COMMIT rolls back.
+ * The admission is feed_admit's (services/feed/auth.ts), the one every transport's read goes
+ * through; its statements and the page's share one transaction (admitAndRead).
  */
 export async function readFeedPage(
   sql: Sql,
@@ -144,9 +143,7 @@ export async function readFeedPage(
     rateLimit: deps.config.feedRateLimit,
     record: query !== null,
   };
-  const page = admit
-    ? await admitThenRead(sql, deps.cursorSecret, admission, admit, query, invalid)
-    : await readInOneTrip(sql, deps.cursorSecret, admission, query, invalid);
+  const page = await admitAndRead(sql, deps.cursorSecret, admission, admit, query, invalid);
   // An empty page while committed events wait behind an older transaction: wait for them,
   // so that an acknowledged event is readable at once. Outside the transaction: it holds a
   // transaction id, which would hold back the horizon of every other reader waiting here.
@@ -157,66 +154,35 @@ export async function readFeedPage(
   return served;
 }
 
-/** readFeedPage's statements, pipelined on one reserved connection. */
-async function readInOneTrip(
+/**
+ * readFeedPage's transaction: the admission, then (for the live tail) `admit`, the page's plan
+ * settings and the page. Without `admit` the three statements go out together: postgres.js
+ * pipelines the queries of a transaction made before any is awaited. A refused admission aborts
+ * the transaction, so the statements after it fail unread and the transaction rolls back.
+ */
+async function admitAndRead(
   sql: Sql,
   secret: string,
   admission: FeedReadAdmission,
-  query: FeedQuery | null,
-  invalid: ApiError | null,
-): Promise<FeedPage> {
-  const conn = await sql.reserve();
-  let ended = false;
-  try {
-    // postgres.js sends a query once something waits on it, in the order they were waited on:
-    // each is waited on as soon as it is made, so they go out in this order, in one write.
-    const sent: Promise<unknown>[] = [];
-    const send = <T>(q: Promise<T>): Promise<T> => {
-      q.catch(() => {});
-      sent.push(q);
-      return q;
-    };
-    send(conn`begin`);
-    const reader = send(admitFeedRead(conn, admission));
-    let page: Promise<FeedPage> | null = null;
-    if (query) {
-      send<unknown>(planUnfilteredPageOnce(conn, query.eventTypes));
-      const environmentId = parseEnvironmentId(admission.projectId)!;
-      page = send(selectPage(conn, secret, environmentId, query, admission.now));
-    }
-    send(conn`commit`);
-    ended = true;
-    const settled = await Promise.allSettled(sent);
-    // The admission's refusal first: the statements after it failed only because it did.
-    const failed = settled.find((r): r is PromiseRejectedResult => r.status === "rejected");
-    if (failed) throw (await reader.then(() => failed.reason, (refusal) => refusal));
-    if (!page) throw invalid!;
-    return await page;
-  } finally {
-    // A transaction left open by a throw before its COMMIT was sent is rolled back here.
-    if (!ended) await conn`rollback`.catch(() => {});
-    conn.release();
-  }
-}
-
-/** readFeedPage with an extra admission (the live tail's) between the checks and the page. */
-async function admitThenRead(
-  sql: Sql,
-  secret: string,
-  admission: FeedReadAdmission,
-  admit: FeedAdmission,
+  admit: FeedAdmission | undefined,
   query: FeedQuery | null,
   invalid: ApiError | null,
 ): Promise<FeedPage> {
   return await sql.begin(async (tx) => {
-    const reader = await admitFeedRead(tx, admission);
-    await admit(tx, reader);
-    if (!query) throw invalid!;
-    const [, page] = await Promise.all([
+    const reader = admitFeedRead(tx, admission);
+    if (admit) await admit(tx, await reader);
+    if (!query) {
+      await reader;
+      throw invalid!;
+    }
+    const page = Promise.all([
       planUnfilteredPageOnce(tx, query.eventTypes),
-      selectPage(tx, secret, reader.environmentId, query, admission.now),
+      selectPage(tx, secret, parseEnvironmentId(admission.projectId)!, query, admission.now),
     ]);
-    return page;
+    // The admission's refusal first: the statements after it failed only because it did.
+    page.catch(() => {});
+    await reader;
+    return (await page)[1];
   });
 }
 

@@ -1,20 +1,20 @@
 // Retention: the feed keeps seven days of captured events, the analytics history its
 // configured window, the analytics rollups and their margins theirs (ANALYTICS_ROLLUP_DAYS, by
-// month). The analytics history drops its expired days whole (services/partitions.ts);
+// month). The analytics history drops its expired days whole (services/maintenance/partitions.ts);
 // what is left (the default partition's rows, idempotency keys, the feed, rate-limit hits) is
 // deleted in bounded batches. Each drop and batch is its own short transaction, and only one
-// instance purges at a time (services/maintenance_lock.ts).
+// instance purges at a time (services/maintenance/lock.ts).
 import type { Db, Sql } from "../../db/connect.ts";
 import {
   ANALYTICS_EVENTS_TABLE,
   deleteAnalyticsEventsBefore,
   deleteAnalyticsKeysBefore,
-} from "../events.ts";
+} from "../events/record.ts";
 import { deleteFeedEventsBefore, FEED_EVENTS_TABLE } from "./capture.ts";
 import { accountDrops, type DestinationDrop } from "../destinations/drops.ts";
-import { asMaintainer } from "../maintenance_lock.ts";
-import { dropPartitionsBefore, type DroppedPartition } from "../partitions.ts";
-import { purgeRateHits } from "../rate_limit.ts";
+import { asMaintainer } from "../maintenance/lock.ts";
+import { dropPartitionsBefore, type DroppedPartition } from "../maintenance/partitions.ts";
+import { purgeRateHits } from "./rate_limit.ts";
 import { deleteRollupsBefore, MARGINS_TABLE, ROLLUPS_TABLE } from "../analytics/rollups.ts";
 
 export const FEED_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
@@ -42,7 +42,7 @@ export interface PurgeOptions {
   signal?: AbortSignal;
   /** Told of destination events counted as dropped before their deletion, to log them. */
   onDrops?: (drops: DestinationDrop[]) => void;
-  /** lock_timeout of a partition drop (services/partitions.ts LOCK_TIMEOUT_MS). */
+  /** lock_timeout of a partition drop (services/maintenance/partitions.ts LOCK_TIMEOUT_MS). */
   lockTimeoutMs?: number;
   /** ANALYTICS_ROLLUP_DAYS: rollups of hours before now minus this many days go. */
   rollupDays?: number;

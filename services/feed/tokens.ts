@@ -1,10 +1,10 @@
 import type { Sql } from "../../db/connect.ts";
 import { type AuditContext, recordAudit } from "../access/audit.ts";
-import type { Clock } from "../clock.ts";
+import type { Clock } from "../../infra/clock.ts";
 import { notFound } from "../errors.ts";
 import { lockCaptureOnCitus, startCapture, stopCaptureIfIdle } from "./capture.ts";
-import { assertEnterprise, getEnvironmentOrThrow } from "../projects.ts";
-import { hashSecret, randomToken } from "../secrets.ts";
+import { assertEnterprise, getEnvironmentOrThrow } from "../projects/projects.ts";
+import { hashSecret, randomToken } from "../../infra/secrets.ts";
 
 export const FEED_TOKEN_PREFIX = "est_";
 

@@ -12,7 +12,7 @@
 // followers fall back to polling.
 import type { Sql } from "../../db/connect.ts";
 import { FEED_CHANNEL } from "./capture.ts";
-import { describeError, type Logger } from "../log.ts";
+import { describeError, type Logger } from "../../infra/log.ts";
 
 export type WakeupCallback = (environmentId: number) => void;
 

@@ -68,7 +68,7 @@ export interface CountedEvent {
 }
 
 /**
- * Per-link counter deltas of newly stored events, revenue aside (services/events.ts adds it per
+ * Per-link counter deltas of newly stored events, revenue aside (services/events/record.ts adds it per
  * purchase version). CONTRACT's "how events move the link metrics" in one place.
  */
 export function countEvents(
@@ -116,7 +116,7 @@ export async function applyDeltas(
 }
 
 /**
- * applyDeltas as two CTEs of the statement that stores the events (services/events.ts), for a
+ * applyDeltas as two CTEs of the statement that stores the events (services/events/record.ts), for a
  * batch that is stored whole or not at all: `counters_locked` locks the rows in link order, as
  * applyDeltas does, once the CTE named `inserted` has a row (the batch was stored) and after the
  * CTE `capturing` (the environment's capture lock, which every writer takes before the

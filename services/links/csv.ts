@@ -4,7 +4,7 @@
 import type { Db, Sql } from "../../db/connect.ts";
 import { type AuditContext, recordAudit } from "../access/audit.ts";
 import { ApiError } from "../errors.ts";
-import { getEnvironmentOrThrow } from "../projects.ts";
+import { getEnvironmentOrThrow } from "../projects/projects.ts";
 import { type ManagedNewLink, randomLinkPath } from "./links.ts";
 import type { ManagedLinkRow } from "./manage.ts";
 import { LIFETIME_COUNTERS } from "./counters.ts";

@@ -3,7 +3,7 @@
 import type { Db } from "../../db/connect.ts";
 import type { LinkRow } from "./links.ts";
 import { type LinkState, linkState } from "./manage.ts";
-import { getEnvironmentOrThrow } from "../projects.ts";
+import { getEnvironmentOrThrow } from "../projects/projects.ts";
 
 export const DASHBOARD_LINKS_PER_PAGE = 20;
 

@@ -1,8 +1,8 @@
 // What the link host does with a hit: which platform asks, whether it is a preview crawler, and
 // where to send it (CONTRACT.md, "The link host" and "Link domains and app association"). Views
 // are recorded by view_recorder.ts.
-import { ByteCache, stringBytes } from "../byte_cache.ts";
-import { appSchemeUrl, appStoreUrl, intentUrl, playStoreUrl } from "../apps.ts";
+import { ByteCache, stringBytes } from "../../infra/byte_cache.ts";
+import { appSchemeUrl, appStoreUrl, intentUrl, playStoreUrl } from "../link_host/apps.ts";
 import { type HostedLink, isHttpUrl, type Redirect } from "./links.ts";
 
 export type Platform = "ios" | "android" | "desktop";

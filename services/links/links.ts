@@ -1,12 +1,12 @@
 import type { Db, Sql } from "../../db/connect.ts";
 import { type AuditContext, recordAudit } from "../access/audit.ts";
 import { isUniqueViolation, notFound } from "../errors.ts";
-import { authenticateSdk, LINK_ENVIRONMENTS, type SdkHeaders } from "../sdk_auth.ts";
+import { authenticateSdk, LINK_ENVIRONMENTS, type SdkHeaders } from "../access/sdk_auth.ts";
 import { createLinkCounters } from "./counters.ts";
 import { checkChosenPath, lockPath, pathTaken } from "./paths.ts";
-import { hashSecret, plausibleSecret } from "../secrets.ts";
-import { wrongProjectKey } from "../projects.ts";
-import type { Apps, LinkHost } from "../apps.ts";
+import { hashSecret, plausibleSecret } from "../../infra/secrets.ts";
+import { wrongProjectKey } from "../projects/projects.ts";
+import type { Apps, LinkHost } from "../link_host/apps.ts";
 
 export interface Redirect {
   url?: string;
@@ -414,7 +414,7 @@ export type HostedLink =
   & { apps: Apps };
 
 /**
- * The active, unarchived link at `path` if its project is served on `host` (services/apps.ts):
+ * The active, unarchived link at `path` if its project is served on `host` (services/link_host/apps.ts):
  * a project with a link domain only there, the others on the default host. Paths are unique on
  * the instance, so the path alone finds the link; the host only admits it.
  *

@@ -3,7 +3,7 @@
 import type { Db, Sql } from "../../db/connect.ts";
 import { type AuditContext, recordAudit } from "../access/audit.ts";
 import { ApiError, notFound } from "../errors.ts";
-import { getEnvironmentOrThrow } from "../projects.ts";
+import { getEnvironmentOrThrow } from "../projects/projects.ts";
 import {
   createLink,
   isLinkPath,

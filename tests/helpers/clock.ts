@@ -1,6 +1,6 @@
 // Test-only doubles of the services' clock and logger.
-import type { Clock } from "../../services/clock.ts";
-import { createLogger, type Logger } from "../../services/log.ts";
+import type { Clock } from "../../infra/clock.ts";
+import { createLogger, type Logger } from "../../infra/log.ts";
 
 /** A clock that stands still until moved. */
 export class ManualClock implements Clock {

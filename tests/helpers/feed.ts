@@ -1,7 +1,7 @@
 // Feed test helpers: capture synthetic events, read pages over HTTP, follow cursors.
 import assert from "node:assert/strict";
 import type { Db, Sql } from "../../db/connect.ts";
-import type { Clock } from "../../services/clock.ts";
+import type { Clock } from "../../infra/clock.ts";
 import { announceCapture, captureEvents } from "../../services/feed/capture.ts";
 import { call, type TestResponse } from "./server.ts";
 

@@ -1,7 +1,7 @@
 // A process that logs through the production writer, then ends as `Deno.args[0]` says: "end"
 // (returns), "exit" (Deno.exit(3)), "throw" (an uncaught error) or "reject" (an unhandled
 // rejection). tests/log_test.ts checks that no line is lost in any of them.
-import { createLogger, installFlushOnExit, stdoutLines } from "../../services/log.ts";
+import { createLogger, installFlushOnExit, stdoutLines } from "../../infra/log.ts";
 
 installFlushOnExit(stdoutLines);
 const logger = createLogger("info", stdoutLines.write);

@@ -1,7 +1,7 @@
 // One ensurePartitions pass in a process of its own, as an instance runs it, for tests that kill
 // the instance mid-way: deno run -A tests/helpers/partition_pass.ts <url> <now> <behindDays>
 import { connect } from "../../db/connect.ts";
-import { ensurePartitions } from "../../services/partitions.ts";
+import { ensurePartitions } from "../../services/maintenance/partitions.ts";
 
 const [url, now, behindDays] = Deno.args;
 const sql = connect(url!, 1);

@@ -1,5 +1,5 @@
 // A real webhook receiver on 127.0.0.1: records every request, answers as the test decides.
-import type { Clock } from "../../services/clock.ts";
+import type { Clock } from "../../infra/clock.ts";
 import type { DeliveryOptions } from "../../services/destinations/delivery.ts";
 import { DeliveryWorker } from "../../services/destinations/delivery.ts";
 import assert from "node:assert/strict";

@@ -4,8 +4,9 @@
 // batch.
 import { connect } from "../../db/connect.ts";
 import { mergeRollups } from "../../services/analytics/rollups.ts";
-import { type NewEvent, recordEvents } from "../../services/events.ts";
-import { getEnvironmentOrThrow } from "../../services/projects.ts";
+import type { NewEvent } from "../../services/events/event.ts";
+import { recordEvents } from "../../services/events/record.ts";
+import { getEnvironmentOrThrow } from "../../services/projects/projects.ts";
 
 export const BATCH = 50;
 const HOUR_MS = 60 * 60 * 1000;

@@ -5,13 +5,13 @@ import type { Sql } from "../../db/connect.ts";
 import { createApp } from "../../app.ts";
 import { ManualClock } from "./clock.ts";
 import { silentLogger } from "./clock.ts";
-import type { Logger } from "../../services/log.ts";
-import { GeoIpDatabase } from "../../services/geoip.ts";
-import { hashSecret } from "../../services/secrets.ts";
-import { ViewRecorder } from "../../services/view_recorder.ts";
+import type { Logger } from "../../infra/log.ts";
+import { GeoIpDatabase } from "../../services/link_host/geoip.ts";
+import { hashSecret } from "../../infra/secrets.ts";
+import { ViewRecorder } from "../../services/link_host/view_recorder.ts";
 import type { AppDeps } from "../../services/deps.ts";
 import type { FeedWakeup } from "../../services/feed/wakeup.ts";
-import { LiveTails } from "../../services/live_tail.ts";
+import { LiveTails } from "../../services/feed/live_tail.ts";
 import { createTestDatabase, type TestDatabase } from "./database.ts";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789";

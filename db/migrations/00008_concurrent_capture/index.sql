@@ -17,7 +17,7 @@ alter index feed_events_type rename to feed_events_unpartitioned_type;
 alter index feed_events_received rename to feed_events_unpartitioned_received;
 
 -- Partitioned by day (UTC) of received_at, as the analytics history is from 00009:
--- services/partitions.ts creates the days ahead and retention drops an expired day whole. Rows
+-- services/maintenance/partitions.ts creates the days ahead and retention drops an expired day whole. Rows
 -- of a day without its partition land in the default partition; the background job moves them
 -- out when it creates that day. The existing rows go into partitions of their days, created
 -- here, so the default partition starts empty (attaching a day scans it).
@@ -41,7 +41,7 @@ begin
   for day in
     select distinct (received_at at time zone 'UTC')::date from feed_events_unpartitioned
   loop
-    -- The names and bounds services/partitions.ts gives the days it creates.
+    -- The names and bounds services/maintenance/partitions.ts gives the days it creates.
     execute format(
       'create table %I partition of feed_events for values from (%L) to (%L)',
       'feed_events_p' || to_char(day, 'YYYYMMDD'),

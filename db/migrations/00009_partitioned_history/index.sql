@@ -1,4 +1,4 @@
--- The analytics history, partitioned by day (UTC) of received_at. services/partitions.ts creates
+-- The analytics history, partitioned by day (UTC) of received_at. services/maintenance/partitions.ts creates
 -- the days ahead and retention drops an expired day whole instead of deleting its rows one by
 -- one. Rows of a day without a partition (a clock far from today) land in the default partition;
 -- the background job moves them out when it creates their day.
@@ -47,7 +47,7 @@ begin
   for day in
     select distinct (received_at at time zone 'UTC')::date from analytics_events_unpartitioned
   loop
-    -- The names and bounds services/partitions.ts gives the days it creates.
+    -- The names and bounds services/maintenance/partitions.ts gives the days it creates.
     execute format(
       'create table %I partition of analytics_events for values from (%L) to (%L)',
       'analytics_events_p' || to_char(day, 'YYYYMMDD'),
@@ -66,7 +66,7 @@ from analytics_events_unpartitioned;
 
 -- Client ids stay unique per environment across partitions: a unique index on a partitioned
 -- table must contain the partition key, so they are kept here, written by the same statement as
--- the events (services/events.ts) and purged with the same retention.
+-- the events (services/events/record.ts) and purged with the same retention.
 create table analytics_event_keys (
   environment_id integer not null,
   client_id text not null,

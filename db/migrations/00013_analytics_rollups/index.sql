@@ -3,7 +3,7 @@
 -- each dimension, the counts of each metric and the sums of time spent and revenue.
 --
 -- Exact by construction, written in the transaction that stores the events:
--- - The statement that stores a batch (services/events.ts) also appends the rollup rows of the
+-- - The statement that stores a batch (services/events/record.ts) also appends the rollup rows of the
 --   events it actually inserted (duplicates by client id are never inserted, so never counted).
 --   One transaction: a crash before its commit leaves neither the events nor their counts, and
 --   after it both. Nothing catches up later, so there is no watermark to lose.
@@ -17,7 +17,7 @@
 --   bucket and +1 and +amount to the new, in the statement that records the new version.
 --
 -- Partitioned by month (UTC) of `hour`, dropped whole once older than ANALYTICS_ROLLUP_DAYS, like
--- the history (services/partitions.ts). No foreign keys: environments and links are never
+-- the history (services/maintenance/partitions.ts). No foreign keys: environments and links are never
 -- deleted, and a key check per appended row would cost every batch.
 
 create table analytics_rollups (
@@ -117,7 +117,7 @@ from purchase_versions
 where hour is not null
 group by environment_id, hour, link_id, country, platform, os, name;
 
--- A partition for every month that has rows, named and bounded as services/partitions.ts does,
+-- A partition for every month that has rows, named and bounded as services/maintenance/partitions.ts does,
 -- so the default partition starts empty.
 do $$
 declare

@@ -37,7 +37,7 @@ create table analytics_margins (
 ) partition by range (hour);
 create table analytics_margins_default partition of analytics_margins default;
 
--- The months the rollups have, named and bounded as services/partitions.ts does.
+-- The months the rollups have, named and bounded as services/maintenance/partitions.ts does.
 do $$
 declare
   month timestamptz;

@@ -1,7 +1,7 @@
 -- On a Citus cluster: the rate-limit window (feed_rate_hits) and the live streams (live_streams)
 -- become plain tables of the coordinator again (00018 had distributed them by token).
 --
--- Why: both are limits that must be exact (services/rate_limit.ts, services/live_tail.ts). A
+-- Why: both are limits that must be exact (services/feed/rate_limit.ts, services/feed/live_tail.ts). A
 -- request counts a token's rows and adds its own under a lock held until its transaction ends.
 -- On one server the new row is committed before the lock is released. Distributed, the row is
 -- committed on a worker, and when that commit fails or is left to Citus's recovery (a worker

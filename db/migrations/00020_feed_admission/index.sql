@@ -9,7 +9,7 @@
 -- aborted, so the statements pipelined after it (the page) are not run, and nothing is written.
 --
 -- The lock (pg_advisory_xact_lock(4242002, token id), RATE_LOCK_NAMESPACE in
--- services/rate_limit.ts) is held until the transaction ends. PL/pgSQL takes a new snapshot for
+-- services/feed/rate_limit.ts) is held until the transaction ends. PL/pgSQL takes a new snapshot for
 -- each statement of a volatile function, so the count, taken after the lock, sees every hit
 -- committed by whoever held it before: the limit is exact across instances.
 --

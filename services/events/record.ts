@@ -1,0 +1,474 @@
+// Recording analytics events: the one path every event takes, whether the app SDKs send it
+// (POST {base_url}/events) or the service records it itself (a link-host view).
+import { monotonicFactory } from "ulid";
+import type { Db, Sql } from "../../db/connect.ts";
+import { jsonColumn } from "../../db/params.ts";
+import type { Clock } from "../../infra/clock.ts";
+import { ApiError } from "../errors.ts";
+import { onCitus } from "../../db/cluster.ts";
+import { announceCapture, capturingEnvironment, lockCaptureOnCitus } from "../feed/capture.ts";
+import { FEED_SCHEMA_VERSION, type Purchase, serialiseEnvelope } from "../feed/envelope.ts";
+import {
+  addRevenue,
+  applyDeltas,
+  countersInStatement,
+  countEvents,
+  type Deltas,
+} from "../links/counters.ts";
+import type { NewEvent } from "./event.ts";
+import { accessPath } from "../links/links.ts";
+import { deleteDefaultRowsBefore } from "../maintenance/partitions.ts";
+import type { Environment } from "../projects/projects.ts";
+import {
+  eventDimensions,
+  type PurchaseBucket,
+  type PurchaseDelta,
+  purchaseRollupRows,
+  rollupInsertSql,
+  utcHour,
+} from "../analytics/rollups.ts";
+import { countIngested } from "../monitoring/metrics.ts";
+
+export type EventEnvironment = Pick<Environment, "id" | "kind" | "hashid">;
+
+export interface RecordContext {
+  environment: EventEnvironment;
+  clock: Clock;
+  linkBaseUrl: string;
+  /**
+   * An idempotency key for the whole batch, for a writer that retries a batch it could not
+   * confirm (the link host's views carry no client ids): a batch whose key is already stored
+   * was committed by an earlier attempt, and is stored and counted no second time.
+   */
+  batchKey?: string;
+  /**
+   * False only in bench/analytics.ts's baseline, which measures ingestion without the rollups:
+   * the batch's rollup rows are then not written, and analytics never count it.
+   */
+  rollups?: boolean;
+}
+
+export interface RecordResult {
+  accepted: number;
+  duplicates: number;
+}
+
+interface LinkRef {
+  id: number;
+  path: string;
+  /** The project's link domain when the event is recorded: it fixes the envelope's access_path. */
+  link_domain: string | null;
+}
+
+/** A newly stored event, with what moves the counters. */
+interface StoredEvent {
+  event: NewEvent;
+  eventId: string;
+  link: LinkRef | undefined;
+  body: string;
+}
+
+const newEventId = monotonicFactory();
+
+/** How far ahead of the server's clock `occurred_at` may be. */
+export const MAX_FUTURE_MS = 24 * 60 * 60 * 1000;
+
+/** 400 `invalid_field` naming the first event that occurred more than 24 hours after `now`. */
+export function assertOccurredInTime(events: readonly { occurred_at: Date }[], now: Date): void {
+  const latest = now.getTime() + MAX_FUTURE_MS;
+  const index = events.findIndex((e) => e.occurred_at.getTime() > latest);
+  if (index >= 0) {
+    throw new ApiError(
+      "invalid_field",
+      `events[${index}].occurred_at: must not be more than 24 hours in the future`,
+      { field: `events[${index}].occurred_at` },
+    );
+  }
+}
+
+/**
+ * Stores a batch of events all-or-nothing in one transaction: the analytics rows and the
+ * captured feed, the analytics rollups (services/analytics/rollups.ts), the link counters they
+ * move, and the purchase versions behind revenue.
+ * Events whose client `id` is already stored in the environment (or repeated in the batch) are
+ * duplicates: they are not stored and move nothing. Statements are per batch, never per event.
+ */
+export async function recordEvents(
+  sql: Sql,
+  ctx: RecordContext,
+  events: readonly NewEvent[],
+  /** Links already resolved by the caller, by path (the link host has its link at hand). */
+  known: readonly LinkRef[] = [],
+): Promise<RecordResult> {
+  const receivedAt = ctx.clock.now();
+  const unique = withoutRepeatedIds(events);
+  // Stored whole or not at all (no client ids, no purchases, links known): the counters move
+  // in the statement that stores the events (inOneStatement).
+  const together = inOneStatement(unique, known);
+  const stored = await sql.begin(async (tx) => {
+    const links = together
+      ? new Map(known.map((l) => [l.path, l]))
+      : await resolveLinks(tx, ctx.environment.id, unique, known);
+    const prepared = unique.map((event): StoredEvent => {
+      const link = event.link_path == null ? undefined : links.get(event.link_path);
+      const eventId = "evt_" + newEventId(receivedAt.getTime());
+      return { event, eventId, link, body: envelope(ctx, eventId, event, link) };
+    });
+    const { inserted, captured } = await insertEvents(
+      tx,
+      ctx.environment.id,
+      receivedAt,
+      prepared,
+      ctx.batchKey ?? null,
+      ctx.rollups ?? true,
+      together ? countEvents(prepared) : null,
+    );
+    if (!together) {
+      const deltas = countEvents(inserted);
+      await applyPurchases(tx, ctx.environment.id, inserted, deltas);
+      await applyDeltas(tx, ctx.environment.id, deltas);
+    }
+    return { inserted, captured };
+  });
+  countIngested(stored.inserted.map((e) => e.event.type));
+  // A lost wake-up only delays readers until their next poll (see announceCapture): the events
+  // are committed and the request has succeeded.
+  if (stored.captured) await announceCapture(sql, ctx.environment.id).catch(() => {});
+  const n = stored.inserted.length;
+  return { accepted: n, duplicates: events.length - n };
+}
+
+/**
+ * Whether the batch's counters move in the statement that stores it: when the batch is stored
+ * whole or not at all (no client ids: the link host's views, under their batch key), moves no
+ * revenue (no purchases) and needs no link looked up (the caller knows them). Three statements
+ * per batch (begin, the insert with the counters, commit) instead of five. Still in a
+ * transaction, on a connection of its own: sent as one statement through the pool, the
+ * redirect with its view cost more (docs/SCALING.md: probably the hits' queries pipelined
+ * behind the batch on a shared connection). Not on Citus, whose distributed counters were not
+ * tried as a CTE of the insert.
+ */
+function inOneStatement(events: readonly NewEvent[], known: readonly LinkRef[]): boolean {
+  if (onCitus()) return false;
+  const paths = new Set(known.map((l) => l.path));
+  return events.every((e) =>
+    e.id == null && e.type !== "purchase" && (e.link_path == null || paths.has(e.link_path))
+  );
+}
+
+/** The batch with every client id kept once (its first occurrence). */
+function withoutRepeatedIds(events: readonly NewEvent[]): NewEvent[] {
+  const seen = new Set<string>();
+  return events.filter((e) => {
+    if (e.id == null) return true;
+    if (seen.has(e.id)) return false;
+    seen.add(e.id);
+    return true;
+  });
+}
+
+/** One query for the batch's distinct link paths; unknown paths stay unattributed. */
+async function resolveLinks(
+  db: Db,
+  environmentId: number,
+  events: readonly NewEvent[],
+  known: readonly LinkRef[],
+): Promise<Map<string, LinkRef>> {
+  const links = new Map(known.map((l) => [l.path, l]));
+  const paths = [
+    ...new Set(
+      events.flatMap((e) => e.link_path != null && !links.has(e.link_path) ? [e.link_path] : []),
+    ),
+  ];
+  if (paths.length === 0) return links;
+  const rows = await db<LinkRef[]>`
+    select l.id, l.path, p.link_domain
+    from links l join environments e on e.id = l.environment_id join projects p on p.id = e.project_id
+    where l.environment_id = ${environmentId} and l.path = any(${paths}::text[])
+  `;
+  for (const row of rows) links.set(row.path, row);
+  return links;
+}
+
+/** The event's feed envelope (services/feed/envelope.ts), serialised once. */
+function envelope(
+  ctx: RecordContext,
+  eventId: string,
+  e: NewEvent,
+  link: LinkRef | undefined,
+): string {
+  return serialiseEnvelope({
+    schema_version: FEED_SCHEMA_VERSION,
+    id: eventId,
+    type: e.type,
+    name: storedName(e) ?? undefined,
+    occurred_at: e.occurred_at.toISOString(),
+    project: { id: ctx.environment.hashid, test: ctx.environment.kind === "test" },
+    device: e.device ?? undefined,
+    user: e.user ?? undefined,
+    link: link && {
+      id: link.id,
+      path: link.path,
+      // As of recording: envelopes are stored and served byte for byte, so a later change of
+      // the project's link domain does not rewrite them (the Link object shows the new one).
+      access_path: accessPath(ctx.linkBaseUrl, link),
+    },
+    attribution: e.attribution ?? undefined,
+    geo: e.geo ? { country: e.geo.country } : undefined,
+    purchase: e.type === "purchase" ? e.purchase ?? undefined : undefined,
+    time_spent: e.type === "session" ? e.time_spent ?? undefined : undefined,
+  });
+}
+
+/**
+ * Inserts the batch in one statement; returns the events actually stored (not duplicates), and
+ * whether they were captured.
+ * - The history is partitioned by day (services/maintenance/partitions.ts), where no unique index can span
+ *   the days: client ids are claimed in analytics_event_keys by the same statement, and only
+ *   the events whose id was claimed (or that have none) are stored.
+ * - What is stored is appended to the environment's feed when it captures
+ *   (services/feed/capture.ts says how capture orders and locks), by the same statement: the
+ *   envelopes are sent once for both tables.
+ * - And rolled up (services/analytics/rollups.ts), by the same statement again: only what was
+ *   inserted, in the transaction that inserts it, so a rollup never counts an event twice or
+ *   never.
+ */
+async function insertEvents(
+  db: Db,
+  environmentId: number,
+  receivedAt: Date,
+  events: readonly StoredEvent[],
+  batchKey: string | null,
+  rollups: boolean,
+  /** Counters to move in the same statement, if the whole batch is stored (see inOneStatement). */
+  counters: Map<number, Deltas> | null = null,
+): Promise<{ inserted: StoredEvent[]; captured: boolean }> {
+  if (events.length === 0) return { inserted: [], captured: false };
+  await lockCaptureOnCitus(db, environmentId, "share");
+  const rows = await db<{ event_id: string; captured: boolean }[]>`
+    with batch as (
+      select event_id, client_id, type, name, occurred_at::timestamptz as occurred_at,
+        link_id::int as link_id, body::text as body, ord
+      from rows from (
+        json_array_elements_text((${jsonColumn(events.map((s) => s.eventId))}::text)::json),
+        json_array_elements_text((${
+    jsonColumn(events.map((s) => s.event.id ?? null))
+  }::text)::json),
+        json_array_elements_text((${jsonColumn(events.map((s) => s.event.type))}::text)::json),
+        json_array_elements_text((${
+    jsonColumn(events.map((s) => storedName(s.event)))
+  }::text)::json),
+        json_array_elements_text(
+          (${jsonColumn(events.map((s) => s.event.occurred_at.toISOString()))}::text)::json
+        ),
+        json_array_elements_text((${
+    jsonColumn(events.map((s) => s.link?.id ?? null))
+  }::text)::json),
+        -- The envelopes as one JSON array of them, not of strings: nothing to escape here or
+        -- unescape there, and a json (not jsonb) element's text is the envelope's own.
+        json_array_elements((${`[${events.map((s) => s.body).join(",")}]`}::text)::json)
+      ) with ordinality as t(event_id, client_id, type, name, occurred_at, link_id, body, ord)
+    ), claimed as (
+      insert into analytics_event_keys (environment_id, client_id, received_at)
+      select ${environmentId}, client_id, ${receivedAt}::timestamptz
+      from batch
+      where client_id is not null
+      -- Two batches with the same client ids in another order would wait on each other's key
+      -- entries in a cycle (a deadlock); in one order they simply queue.
+      order by client_id
+      on conflict (environment_id, client_id) do nothing
+      returning client_id
+    ), batch_claimed as (
+      -- The batch's own key, when it has one: kept like a client id, and nothing is stored
+      -- when an earlier attempt already stored it.
+      insert into analytics_event_keys (environment_id, client_id, received_at)
+      select ${environmentId}, ${batchKey}::text, ${receivedAt}::timestamptz
+      where ${batchKey}::text is not null
+      on conflict (environment_id, client_id) do nothing
+      returning client_id
+    ), inserted as (
+      insert into analytics_events (
+        environment_id, event_id, client_id, type, name, occurred_at, received_at, link_id, body
+      )
+      select ${environmentId}, event_id, client_id, type, name, occurred_at, ${receivedAt},
+        link_id, body
+      from batch
+      where (client_id is null or client_id in (select client_id from claimed))
+        and (${batchKey}::text is null or exists (select 1 from batch_claimed))
+      -- Events without an id keep the batch's order.
+      order by client_id, ord
+      returning event_id
+    ), capturing as (
+      ${capturingEnvironment(db, environmentId)}
+    ), captured as (
+      -- In the batch's order: seq follows it.
+      insert into feed_events (environment_id, type, received_at, body, link_id)
+      select capturing.id, b.type, ${receivedAt}, b.body, b.link_id
+      from capturing cross join batch b
+      where b.event_id in (select event_id from inserted)
+      order by b.ord
+    ), rolled as (
+      ${rollups ? rollupInsertSql(db, environmentId, events.map((s) => s.event)) : db`select 1`}
+    )${
+    counters && counters.size > 0 ? db`, ${countersInStatement(db, environmentId, counters)}` : db``
+  }
+    select event_id, exists (select 1 from capturing) as captured from inserted
+  `;
+  const captured = rows[0]?.captured ?? false;
+  if (rows.length === events.length) return { inserted: [...events], captured };
+  const stored = new Set(rows.map((r) => r.event_id));
+  return { inserted: events.filter((s) => stored.has(s.eventId)), captured };
+}
+
+function storedName(e: NewEvent): string | null {
+  return (e.type === "custom" || e.type === "purchase") && e.name != null ? e.name : null;
+}
+
+interface PurchaseVersionRow {
+  transaction_id: string;
+  name: string;
+  version: number;
+  amount: string;
+  link_id: number | null;
+  /** Where the version counts in the rollups; null when unknown (stored before them). */
+  hour: Date | null;
+  country: string | null;
+  platform: string | null;
+  os: string | null;
+}
+
+/**
+ * Revenue counts, per (transaction_id, name), only the highest version seen: a correction
+ * replaces the earlier amount (which may have been attributed to another link), and an older
+ * version arriving late changes nothing. The first statement creates missing records as
+ * version 0 and locks every record of the batch, in key order so that concurrent batches never
+ * deadlock, returning the current values; the second writes the newer versions, with where
+ * each counts in the rollups, and appends the rollup deltas (the new version's bucket gains a
+ * purchase and its amount, the replaced one's loses them).
+ */
+async function applyPurchases(
+  db: Db,
+  environmentId: number,
+  events: readonly StoredEvent[],
+  deltas: Map<number, Deltas>,
+): Promise<void> {
+  const newest = new Map<
+    string,
+    { name: string; purchase: Purchase; linkId: number | null; bucket: PurchaseBucket }
+  >();
+  for (const { event, link } of events) {
+    if (event.type !== "purchase" || !event.purchase || event.name == null) continue;
+    const key = JSON.stringify([event.purchase.transaction_id, event.name]);
+    const seen = newest.get(key);
+    if (!seen || event.purchase.version > seen.purchase.version) {
+      const linkId = link?.id ?? null;
+      const bucket = {
+        hour: utcHour(event.occurred_at),
+        link_id: linkId,
+        name: event.name,
+        ...eventDimensions(event),
+      };
+      newest.set(key, { name: event.name, purchase: event.purchase, linkId, bucket });
+    }
+  }
+  if (newest.size === 0) return;
+  const incoming = [...newest.values()].sort((a, b) =>
+    compare(a.purchase.transaction_id, b.purchase.transaction_id) || compare(a.name, b.name)
+  );
+  const current = await db<PurchaseVersionRow[]>`
+    insert into purchase_versions (environment_id, transaction_id, name, version, amount)
+    select ${environmentId}, transaction_id, name, 0, 0
+    from unnest(
+      ${incoming.map((p) => p.purchase.transaction_id)}::text[],
+      ${incoming.map((p) => p.name)}::text[]
+    ) with ordinality as t(transaction_id, name, ord)
+    order by ord
+    on conflict (environment_id, transaction_id, name)
+      do update set version = purchase_versions.version
+    returning transaction_id, name, version, amount, link_id, hour, country, platform, os
+  `;
+  const byKey = new Map(current.map((r) => [JSON.stringify([r.transaction_id, r.name]), r]));
+  const rollups: PurchaseDelta[] = [];
+  const newer = incoming.filter((p) => {
+    const old = byKey.get(JSON.stringify([p.purchase.transaction_id, p.name]));
+    if (!old || p.purchase.version <= old.version) return false;
+    if (old.link_id !== null && old.version > 0) {
+      addRevenue(deltas, old.link_id, -Number(old.amount));
+    }
+    if (p.linkId !== null) addRevenue(deltas, p.linkId, p.purchase.amount);
+    if (old.version > 0 && old.hour !== null) {
+      rollups.push({
+        bucket: { ...old, hour: old.hour, name: p.name },
+        purchases: -1,
+        revenue: -Number(old.amount),
+      });
+    }
+    rollups.push({ bucket: p.bucket, purchases: 1, revenue: p.purchase.amount });
+    return true;
+  });
+  if (newer.length === 0) return;
+  const col = <T>(f: (p: (typeof newer)[number]) => T) => newer.map(f);
+  await db`
+    with updated as (
+      update purchase_versions p
+      set version = u.version, amount = u.amount, link_id = u.link_id, hour = u.hour,
+        country = u.country, platform = u.platform, os = u.os
+      from unnest(
+        ${col((p) => p.purchase.transaction_id)}::text[],
+        ${col((p) => p.name)}::text[],
+        ${col((p) => p.purchase.version)}::int[],
+        ${col((p) => p.purchase.amount)}::bigint[],
+        ${col((p) => p.linkId)}::int[],
+        ${col((p) => p.bucket.hour.toISOString())}::timestamptz[],
+        ${col((p) => p.bucket.country)}::text[],
+        ${col((p) => p.bucket.platform)}::text[],
+        ${col((p) => p.bucket.os)}::text[]
+      ) as u(transaction_id, name, version, amount, link_id, hour, country, platform, os)
+      where p.environment_id = ${environmentId}
+        and p.transaction_id = u.transaction_id and p.name = u.name
+    )
+    ${purchaseRollupRows(db, environmentId, rollups)}
+  `;
+}
+
+function compare(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+/** The partitioned table of the analytics history (services/maintenance/partitions.ts). */
+export const ANALYTICS_EVENTS_TABLE = "analytics_events";
+
+/**
+ * Deletes up to `batch` analytics events received before `cutoff` from the default partition;
+ * the rows of a day partition go with their whole day (dropPartitionsBefore).
+ * services/feed/retention.ts decides when (one job and one lock govern every purge); this
+ * module owns the tables.
+ */
+export function deleteAnalyticsEventsBefore(db: Db, cutoff: Date, batch: number): Promise<number> {
+  return deleteDefaultRowsBefore(db, ANALYTICS_EVENTS_TABLE, cutoff, batch);
+}
+
+/**
+ * Deletes up to `batch` client ids received before `cutoff`: an id is a duplicate for as long
+ * as the history keeps events, and may be sent again once they are gone.
+ */
+export async function deleteAnalyticsKeysBefore(
+  db: Db,
+  cutoff: Date,
+  batch: number,
+): Promise<number> {
+  if (onCitus()) {
+    // Citus plans no distributed DELETE by ctid: every expired key at once there, each shard's
+    // in one statement on its worker.
+    const rows = await db`delete from analytics_event_keys where received_at < ${cutoff}`;
+    return rows.count;
+  }
+  // By ctid, as keys are never updated: matching on the key columns hashed the whole table.
+  const rows = await db`
+    delete from analytics_event_keys
+    where ctid = any(array(
+      select ctid from analytics_event_keys where received_at < ${cutoff} limit ${batch}
+    ))
+  `;
+  return rows.count;
+}
