@@ -15,6 +15,7 @@ import { liveRoutes } from "./rest/live.ts";
 import { linkHostRoutes, notFound } from "./rest/link_host.ts";
 import { linkRoutes } from "./rest/links.ts";
 import { linkCsvRoutes } from "./rest/link_csv.ts";
+import { mcpRoutes } from "./rest/mcp.ts";
 import { pageRoutes } from "./pages/routes.ts";
 import { opsRoutes } from "./rest/ops.ts";
 import { sdkRoutes } from "./rest/sdk.ts";
@@ -67,6 +68,7 @@ export function createApp(given: AppDeps): App {
   app.route("/api/v1", exportRoutes(deps));
   app.route("/api/v1", accessRoutes(deps));
   app.route("/api/v1", analyticsRoutes(deps));
+  app.route("/", mcpRoutes(deps));
   // The web interface for people (HTML, its own session and error pages).
   app.route("/dashboard", dashboardRoutes(deps));
   // Last: the link host answers GET/HEAD /<path> for whatever the routes above did not take.

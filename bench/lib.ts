@@ -10,7 +10,8 @@ import { systemClock } from "../infra/clock.ts";
 import { recordEvents } from "../services/events/record.ts";
 import { createFeedToken } from "../services/feed/tokens.ts";
 import { createLink, type LinkRow } from "../services/links/links.ts";
-import { createProject } from "../services/projects/projects.ts";
+import { createProject, updateProject } from "../services/projects/projects.ts";
+import { MAX_SDK_WRITES } from "../services/projects/sdk_limits.ts";
 import { createLogger } from "../infra/log.ts";
 import { hashSecret } from "../infra/secrets.ts";
 import { ViewRecorder } from "../services/link_host/view_recorder.ts";
@@ -299,6 +300,11 @@ export async function seedSdkLink(sql: Sql) {
     { name: "bench", enterprise: true },
     CLI_AUDIT,
   );
+  // The SDK write limits stay on, counted as on every write, but as high as a project may set
+  // them: a load test sends far more than an app does.
+  await updateProject(sql, project.id, {
+    sdk_limits: { per_key: MAX_SDK_WRITES, per_address: MAX_SDK_WRITES },
+  }, CLI_AUDIT);
   const envId = project.environments.production.project_id;
   const link = await createLink(sql, envId, {
     title: "Bench link",

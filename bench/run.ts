@@ -17,8 +17,10 @@ import { graphqlBenchmarks } from "./graphql.ts";
 import { liveBenchmarks } from "./live.ts";
 import { linkListBenchmarks } from "./links.ts";
 import { loggingBenchmarks } from "./logging.ts";
+import { mcpBenchmarks } from "./mcp.ts";
 import { memoryBenchmarks } from "./memory.ts";
 import { retentionBenchmarks } from "./retention.ts";
+import { rulesBenchmarks } from "./rules.ts";
 import { exitStatus, failedScenario, renderTable, type Row } from "./rows.ts";
 import { sdkBenchmarks } from "./sdk.ts";
 
@@ -43,7 +45,7 @@ const print = (s: string) => console.log(s);
 if (values.help) {
   print(
     "deno task bench [-- --seconds N]\n" +
-      "  [--only sdk,feed,graphql,delivery,live,retention,links,analytics,memory]\n" +
+      "  [--only sdk,feed,graphql,delivery,live,retention,links,rules,mcp,analytics,memory]\n" +
       "  [--feed-rows N] [--retention-rows N] [--analytics-events N] [--memory-minutes N]\n" +
       "Exit status: 1 if a row is invalid, else 2 if a target was missed, else 0.",
   );
@@ -66,6 +68,8 @@ const suites: Record<string, (db: Awaited<ReturnType<typeof benchDatabase>>) => 
   retention: (db) => retentionBenchmarks(db, Number(values["retention-rows"])),
   access: (db) => accessBenchmarks(db, seconds),
   links: (db) => linkListBenchmarks(db, seconds),
+  rules: (db) => rulesBenchmarks(db, seconds),
+  mcp: (db) => mcpBenchmarks(db, seconds),
   logging: () => loggingBenchmarks(seconds),
   analytics: (db) => analyticsBenchmarks(db, seconds, Number(values["analytics-events"])),
   // Its own processes and databases (bench/memory.ts): the shared one goes unused.

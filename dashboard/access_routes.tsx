@@ -19,7 +19,7 @@ import { ROLES } from "../services/access/permissions.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { ApiError } from "../services/errors.ts";
 import { getProjectOrThrow } from "../services/projects/projects.ts";
-import type { PageKit } from "./destination_routes.tsx";
+import { type PageKit, sentence } from "./kit.tsx";
 import { formText } from "./forms.ts";
 import { envBase } from "./layout.tsx";
 import {
@@ -28,15 +28,11 @@ import {
   ApiKeysPage,
   AuditPage,
   MembersPage,
+  RemoveAccountPage,
+  RemoveMemberPage,
   RevokeApiKeyPage,
 } from "./pages/access.tsx";
-import { auditOf, BASE, type DashboardEnv, isHttps, SESSION_COOKIE } from "./security.ts";
-
-/** A service's message as a sentence: capitalised, with one full stop. */
-function sentence(message: string): string {
-  const text = message.charAt(0).toUpperCase() + message.slice(1);
-  return /[.!?]$/.test(text) ? text : `${text}.`;
-}
+import { auditOf, BASE, type DashboardEnv, isHttps, may, SESSION_COOKIE } from "./security.ts";
 
 export function accessPages(
   app: Hono<DashboardEnv>,
@@ -163,6 +159,7 @@ export function accessPages(
           members={await listMembers(sql, project.id)}
           error={error}
           email={email}
+          role={role}
         />,
         status,
       );
@@ -187,6 +184,21 @@ export function accessPages(
       throw err;
     }
     return c.redirect(`${membersUrl(project.id)}?saved=1`, 303);
+  });
+
+  // GET /dashboard/projects/:hashid/members/:account_id/remove – asks before removing
+  app.get(`${membersPath}/:account_id/remove`, async (c) => {
+    const project = await getProjectOrThrow(sql, c.req.param("hashid"));
+    const member = (await listMembers(sql, project.id))
+      .find((m) => String(m.account_id) === c.req.param("account_id"));
+    if (!member) throw new ApiError("not_found", "There is no such member of this project.");
+    if (member.role === "owner" && !may(c.get("session"), "members.owners")) {
+      throw new ApiError("forbidden", "Only an owner may remove an owner.");
+    }
+    return page(
+      c,
+      <RemoveMemberPage session={c.get("session")} project={project} member={member} />,
+    );
   });
 
   // POST /dashboard/projects/:hashid/members/:account_id/remove – remove a member
@@ -317,6 +329,14 @@ export function accessPages(
       }
       throw err;
     }
+  });
+
+  // GET /dashboard/accounts/:account_id/remove – asks before removing
+  app.get("/accounts/:account_id/remove", async (c) => {
+    const account = (await listAccounts(sql))
+      .find((a) => String(a.id) === c.req.param("account_id"));
+    if (!account) throw new ApiError("not_found", "There is no such account.");
+    return page(c, <RemoveAccountPage session={c.get("session")} account={account} />);
   });
 
   // POST /dashboard/accounts/:account_id/remove – its sessions and keys stop at once

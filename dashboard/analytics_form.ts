@@ -16,6 +16,12 @@ export interface AnalyticsForm {
   metrics: string[];
   /** `filter[<dimension>]` values, in the order given. */
   filters: [string, string][];
+  /**
+   * The currency revenue is shown in (ISO 4217), or "" for the minor units it is stored in.
+   * Display only: purchases of every currency are summed as sent, so only the person reading
+   * knows which currency that sum is in.
+   */
+  currency: string;
 }
 
 export const DEFAULT_METRICS = ["views", "installs"];
@@ -41,9 +47,9 @@ export const METRIC_LABELS: Record<string, string> = {
   app_opens: "App opens",
   user_referred: "Users referred",
   sessions: "Sessions",
-  time_spent: "Time spent (s)",
+  time_spent: "Time spent",
   purchases: "Purchases",
-  revenue: "Revenue (minor units)",
+  revenue: "Revenue",
   custom: "Custom events",
 };
 
@@ -65,7 +71,60 @@ export const DIMENSION_LABELS: Record<Dimension, string> = {
   source: "Source",
   medium: "Medium",
   event_name: "Event name",
+  rule: "Rule (one link)",
+  variant: "Split variant (one link)",
 };
+
+/** The currencies revenue can be shown in. */
+export const CURRENCIES: readonly string[] = Intl.supportedValuesOf("currency");
+const KNOWN_CURRENCIES = new Set(CURRENCIES);
+
+/** A metric's name as a heading says it: revenue with its unit (the currency, or minor units). */
+export function metricLabel(metric: string, currency: string): string {
+  if (metric === "revenue") return `Revenue (${currency || "minor units"})`;
+  return METRIC_LABELS[metric] ?? metric;
+}
+
+/** Seconds as a length of time: "45 s", "18 min 05 s", "2 h 03 min". */
+export function formatDuration(seconds: number): string {
+  const whole = Math.round(seconds);
+  const h = Math.floor(whole / 3600);
+  const m = Math.floor((whole % 3600) / 60);
+  const s = whole % 60;
+  const two = (n: number) => String(n).padStart(2, "0");
+  if (h > 0) return `${h.toLocaleString("en-US")} h ${two(m)} min`;
+  if (m > 0) return `${m} min ${two(s)} s`;
+  return `${s} s`;
+}
+
+/** Minor units of `currency` as money: 1299 EUR is "€12.99", 1299 JPY "¥1,299". */
+export function formatMoney(minorUnits: number, currency: string): string {
+  const format = new Intl.NumberFormat("en-US", { style: "currency", currency });
+  const digits = format.resolvedOptions().maximumFractionDigits ?? 2;
+  return format.format(minorUnits / 10 ** digits);
+}
+
+/**
+ * A metric's figure as the panel shows it: time spent as a length of time, revenue as money in
+ * the chosen currency (or minor units), the rest as whole numbers.
+ */
+export function formatMetric(metric: string, value: number, currency: string): string {
+  if (metric === "time_spent") return formatDuration(value);
+  if (metric === "revenue" && currency) return formatMoney(value, currency);
+  return value.toLocaleString("en-US");
+}
+
+/**
+ * The top of a chart's scale for a highest value of `max`: every metric is a whole number (a
+ * count, seconds, minor units), so the scale's top and its middle line are whole numbers too,
+ * rounded up to two significant digits (21 → 22, 339 → 340, 12,345 → 12,400).
+ */
+export function chartTop(max: number): number {
+  if (!(max > 0)) return 2;
+  const half = Math.ceil(max / 2);
+  const unit = 10 ** Math.max(0, Math.floor(Math.log10(half)) - 1);
+  return 2 * Math.ceil(half / unit) * unit;
+}
 
 /** Today's date in `tz` (UTC when the runtime does not know the zone's name). */
 export function todayIn(tz: string, now: Date): string {
@@ -107,6 +166,7 @@ export function readAnalyticsForm(
     const m = FILTER.exec(name);
     if (m && values[0] !== undefined) filters.push([m[1]!, values[0]]);
   }
+  const currency = one("currency")?.toUpperCase() ?? "";
   return {
     from: one("from") ?? addDays(to, -29),
     to,
@@ -114,6 +174,7 @@ export function readAnalyticsForm(
     tz,
     metrics: (query.metrics ?? []).filter((m) => m !== ""),
     filters,
+    currency: KNOWN_CURRENCIES.has(currency) ? currency : "",
   };
 }
 
@@ -144,6 +205,7 @@ export function formUrl(base: string, form: AnalyticsForm): string {
   q.set("tz", form.tz);
   for (const m of form.metrics) q.append("metrics", m);
   for (const [d, v] of form.filters) q.set(`filter[${d}]`, v);
+  if (form.currency) q.set("currency", form.currency);
   return `${base}?${q}`;
 }
 

@@ -1,8 +1,7 @@
-// The analytics panel's figures for the environment's metrics page and each link's page, and
+// The environment's metrics page, the analytics panel's figures for it and each link's page, and
 // their CSV downloads: everything through services/analytics (the REST route's parser and
 // query), nothing read here directly.
 import type { Context, Hono } from "hono";
-import { stringify } from "csv-stringify/sync";
 import { answerableZones, parseAnalyticsParams } from "../services/analytics/params.ts";
 import {
   type AnalyticsAnswer,
@@ -10,9 +9,10 @@ import {
   type Dimension,
   queryAnalytics,
 } from "../services/analytics/query.ts";
+import { csvText } from "../infra/csv_cells.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { ApiError, ERROR_STATUS } from "../services/errors.ts";
-import { getDashboardLink } from "../services/links/dashboard.ts";
+import { getDashboardLink, topDashboardLinks } from "../services/links/dashboard.ts";
 import {
   type AnalyticsForm,
   BREAKDOWN_LIMIT,
@@ -22,9 +22,10 @@ import {
   readAnalyticsForm,
   serviceParams,
 } from "./analytics_form.ts";
-import type { PageKit } from "./destination_routes.tsx";
+import type { PageKit } from "./kit.tsx";
 import { envBase } from "./layout.tsx";
 import type { AnalyticsPanelProps, Breakdown } from "./pages/analytics.tsx";
+import { MetricsPage } from "./pages/metrics.tsx";
 import type { DashboardEnv } from "./security.ts";
 
 /** The form's own words for a parameter a service message names. */
@@ -114,12 +115,6 @@ export async function analyticsPanel(
   }
 }
 
-/** A text cell a spreadsheet would read as a formula is quoted as text. */
-function cell(value: string | null): string {
-  if (value === null) return "";
-  return /^[=+\-@\t\r]/.test(value) ? `'${value}` : value;
-}
-
 /**
  * The panel's figures as one CSV: a header, then a row per bucket of the series (`series`), its
  * total (`total`) and a row per group of each breakdown (its dimension), with the group's share
@@ -140,18 +135,29 @@ export function analyticsCsv(form: AnalyticsForm, data: Figures): string {
       const part = g.totals[first] ?? 0;
       rows.push([
         b.dimension,
-        cell(g.key),
+        g.key ?? "",
         "",
         ...figures(g.totals),
         whole === 0 ? "" : (part / whole).toFixed(4),
       ]);
     }
   }
-  return stringify(rows);
+  return csvText(rows);
 }
 
 export function analyticsPages(app: Hono<DashboardEnv>, deps: AppDeps, kit: PageKit): void {
-  const { loadEnv } = kit;
+  const { page, loadEnv } = kit;
+
+  // GET /dashboard/environments/:project_id/metrics – the analytics panel (chosen range,
+  // interval, zone, metrics and filters) and the links by views
+  app.get("/environments/:project_id/metrics", async (c) => {
+    const ctx = await loadEnv(c);
+    const [links, panel] = await Promise.all([
+      topDashboardLinks(deps.sql, ctx.env.id, deps.clock.now()),
+      analyticsPanel(deps, c, ctx.env.id, metricsBase(ctx.env.id), null),
+    ]);
+    return page(c, <MetricsPage {...ctx} links={links} analytics={panel.props} />, panel.status);
+  });
 
   async function csv(
     c: Context<DashboardEnv>,

@@ -14,6 +14,7 @@ const TYPES: Record<string, string> = {
   "app.css": "text/css; charset=utf-8",
   "app.js": "text/javascript; charset=utf-8",
   "live.js": "text/javascript; charset=utf-8",
+  "editor.js": "text/javascript; charset=utf-8",
   "icon.svg": "image/svg+xml",
 };
 

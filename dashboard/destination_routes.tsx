@@ -1,7 +1,6 @@
 // GET/POST /dashboard/environments/:project_id/destinations/… – the destinations page over
 // services/destinations/destinations.ts, the same services and input schema as the admin API's routes.
 import type { Context, Hono } from "hono";
-import type { HtmlEscapedString } from "hono/utils/html";
 import { createDestinationBody } from "../inputs/destinations.ts";
 import type { AppDeps } from "../services/deps.ts";
 import {
@@ -16,9 +15,8 @@ import {
 } from "../services/destinations/destinations.ts";
 import { ApiError } from "../services/errors.ts";
 import { normaliseEventTypes } from "../services/feed/feed.ts";
-import type { Environment } from "../services/projects/projects.ts";
-import type { Session } from "../services/access/sessions.ts";
 import { formText } from "./forms.ts";
+import type { PageKit } from "./kit.tsx";
 import { envBase } from "./layout.tsx";
 import {
   type DestinationFormErrors,
@@ -27,16 +25,6 @@ import {
   RotateSecretPage,
 } from "./pages/destinations.tsx";
 import { auditOf, type DashboardEnv } from "./security.ts";
-
-type Node = HtmlEscapedString | Promise<HtmlEscapedString>;
-
-/** What routes.tsx lends the page modules: its page renderer and environment loader. */
-export interface PageKit {
-  page(c: Context, node: Node, status?: 200 | 400 | 404 | 409): Response | Promise<Response>;
-  loadEnv(
-    c: Context<DashboardEnv>,
-  ): Promise<{ session: Session; env: Environment; projectName: string }>;
-}
 
 /** A form field that may repeat (checkboxes), as its text values. */
 function formTexts(form: Record<string, unknown>, name: string): string[] {

@@ -1,5 +1,6 @@
 // The dashboard's link form: its fields as typed (to show them again beside the errors) and the
 // typed input they make, validated by the same schema as every other way to make a link.
+import { TZDate } from "@date-fns/tz";
 import { fieldPath } from "../services/errors.ts";
 import { createManagedLinkBody, patchLinkBody } from "../inputs/links.ts";
 import type { z } from "zod";
@@ -21,6 +22,7 @@ const TEXT_FIELDS = [
   "tracking_medium",
   "path",
   "expires_at",
+  "expires_tz",
   "max_views",
   "expired_url",
 ] as const;
@@ -39,7 +41,46 @@ export function emptyLinkForm(): LinkFormValues {
   return {
     ...Object.fromEntries(TEXT_FIELDS.map((f) => [f, ""])),
     ...Object.fromEntries(CHECKBOXES.map((f) => [f, false])),
+    expires_tz: "UTC",
   } as LinkFormValues;
+}
+
+/** The zones the expiry may be given in: UTC first, then every zone the runtime knows. */
+export const EXPIRY_ZONES: readonly string[] = [
+  "UTC",
+  ...Intl.supportedValuesOf("timeZone").filter((z) => z !== "UTC"),
+];
+const ZONES = new Set(EXPIRY_ZONES);
+
+/** `<input type="datetime-local">`'s value: a wall-clock time with no zone. */
+const LOCAL_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})(?::(\d{2}))?$/;
+/** An ISO 8601 time with its offset, as the API takes it (scripts may post the form so). */
+const WITH_OFFSET = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:\d{2})$/;
+
+/**
+ * The expiry as the API takes it (ISO 8601 in UTC), from the form's wall-clock time in `zone`; a
+ * time the zone skips (a daylight-saving gap) moves forward by the gap, as the clocks did.
+ */
+export function expiryInstant(local: string, zone: string): string | { error: string } {
+  if (WITH_OFFSET.test(local)) return local;
+  const m = LOCAL_TIME.exec(local);
+  if (!m) return { error: "must be a date and time" };
+  if (!ZONES.has(zone)) return { error: "choose a time zone from the list" };
+  const [y, mo, d, h, mi, sec] = m.slice(1).map((v) => Number(v ?? 0)) as number[];
+  const at = TZDate.tz(zone, y!, mo! - 1, d!, h!, mi!, sec!).getTime();
+  if (Number.isNaN(at)) return { error: "must be a date and time" };
+  return new Date(at).toISOString();
+}
+
+/** An instant as the form's wall-clock value in `zone` (seconds only when it has some). */
+export function localTimeIn(at: Date, zone: string): string {
+  const t = new TZDate(at.getTime(), zone);
+  const two = (n: number) => String(n).padStart(2, "0");
+  const day = `${String(t.getFullYear()).padStart(4, "0")}-${two(t.getMonth() + 1)}-${
+    two(t.getDate())
+  }`;
+  const time = `${two(t.getHours())}:${two(t.getMinutes())}`;
+  return `${day}T${time}${t.getSeconds() ? `:${two(t.getSeconds())}` : ""}`;
 }
 
 /** A form field as one string: absent, a file, or repeated reads as its first text value. */
@@ -71,7 +112,8 @@ export function linkFormValues(l: LinkRow): LinkFormValues {
     tracking_source: l.tracking_source ?? "",
     tracking_medium: l.tracking_medium ?? "",
     path: l.path,
-    expires_at: l.expires_at?.toISOString() ?? "",
+    expires_at: l.expires_at ? localTimeIn(l.expires_at, "UTC") : "",
+    expires_tz: "UTC",
     max_views: l.max_views === null ? "" : String(l.max_views),
     expired_url: l.expired_url ?? "",
     show_preview_ios: l.show_preview_ios,
@@ -127,6 +169,12 @@ function readLinkForm(
     blank(url) == null && !openApp
       ? blank("")
       : { url: blank(url) ?? undefined, open_app_if_installed: openApp || undefined };
+  let expiresAt: string | null | undefined = blank(values.expires_at);
+  if (typeof expiresAt === "string") {
+    const instant = expiryInstant(expiresAt, values.expires_tz || "UTC");
+    if (typeof instant === "string") expiresAt = instant;
+    else errors.expires_at = instant.error;
+  }
   let maxViews: unknown = blank(values.max_views);
   if (typeof maxViews === "string") {
     maxViews = /^[0-9]+$/.test(maxViews) ? Number(maxViews) : maxViews;
@@ -145,7 +193,7 @@ function readLinkForm(
     tracking_campaign: blank(values.tracking_campaign),
     tracking_source: blank(values.tracking_source),
     tracking_medium: blank(values.tracking_medium),
-    expires_at: blank(values.expires_at),
+    expires_at: errors.expires_at ? undefined : expiresAt,
     max_views: maxViews,
     expired_url: blank(values.expired_url),
     ...(mode === "new" ? { path: blank(values.path) } : {}),

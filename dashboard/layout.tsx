@@ -93,10 +93,10 @@ export type EnvTab =
   | "api-keys";
 
 /**
- * The tabs of one environment. Destinations' delivery state, pause, test and rotation join
- * pages/destinations.tsx beside the others.
+ * The pages of one environment, each with the operation that opens it: the tabs, and the
+ * project page's list of each environment's pages.
  */
-const TABS: { tab: EnvTab; label: string; path: string; operation: Operation }[] = [
+export const ENV_TABS: { tab: EnvTab; label: string; path: string; operation: Operation }[] = [
   { tab: "links", label: "Links", path: "links", operation: "links.read" },
   { tab: "metrics", label: "Metrics", path: "metrics", operation: "analytics.read" },
   { tab: "live", label: "Live events", path: "live", operation: "events.live" },
@@ -117,7 +117,7 @@ export function EnvHeader(
 ) {
   const base = envBase(props.env.id);
   // Pages that pass no session are seen by whoever may open them: every tab then shows.
-  const tabs = props.session ? TABS.filter((t) => may(props.session, t.operation)) : TABS;
+  const tabs = props.session ? ENV_TABS.filter((t) => may(props.session, t.operation)) : ENV_TABS;
   return (
     <>
       <div class="page-head">
@@ -251,14 +251,18 @@ export function Checkbox(props: { label: string; name: string; checked?: boolean
   );
 }
 
-/** A secret shown this once, with a copy button (app.js) and the warning that goes with it. */
-export function SecretBox(props: { label: string; value: string; id: string }) {
+/**
+ * A secret shown this once, with a copy button (app.js) and the warning that goes with it. The
+ * children say why it cannot be shown again, where that is not "only its hash is kept" (a
+ * webhook secret is kept encrypted: it must sign every delivery).
+ */
+export function SecretBox(props: { label: string; value: string; id: string; children?: Child }) {
   return (
     <section class="secret" aria-labelledby={`${props.id}-label`}>
       <h2 id={`${props.id}-label`}>{props.label}</h2>
       <p class="warn">
         <strong>Copy it now: you will not see this again.</strong>{" "}
-        Only its hash is kept, so it cannot be shown later.
+        {props.children ?? "Only its hash is kept, so it cannot be shown later."}
       </p>
       <div class="copy-row">
         <input
@@ -273,6 +277,19 @@ export function SecretBox(props: { label: string; value: string; id: string }) {
       </div>
       <p class="copy-status" role="status" aria-live="polite" data-copy-status={props.id}></p>
     </section>
+  );
+}
+
+/**
+ * A URL as code that wraps only after a separator (`/`, `.`, `?`, `&`, `=`, `#`), never inside a
+ * word; a single part longer than the line is the only thing the stylesheet breaks.
+ */
+export function LinkUrl(props: { url: string }) {
+  const parts = props.url.split(/(?<=[.?&=#]|\/(?!\/))/);
+  return (
+    <code class="url">
+      {parts.map((part, i) => (i === 0 ? part : <>{<wbr />}{part}</>))}
+    </code>
   );
 }
 
@@ -297,6 +314,14 @@ export function formatDate(iso: string | Date | null): string {
   if (iso === null) return "never";
   const d = typeof iso === "string" ? new Date(iso) : iso;
   return d.toISOString().slice(0, 16).replace("T", " ") + " UTC";
+}
+
+/** A moment as the dashboard writes it, kept on one line (tables scroll rather than stack it). */
+export function When(props: { at: string | Date | null }) {
+  const at = props.at;
+  if (at === null) return <>never</>;
+  const iso = typeof at === "string" ? at : at.toISOString();
+  return <time class="when" datetime={iso}>{formatDate(at)}</time>;
 }
 
 export function formatNumber(n: number): string {

@@ -4,7 +4,7 @@ import type { Hono } from "hono";
 import type { AppDeps } from "../services/deps.ts";
 import { ApiError } from "../services/errors.ts";
 import { getProjectOrThrow, updateProject } from "../services/projects/projects.ts";
-import type { PageKit } from "./destination_routes.tsx";
+import type { PageKit } from "./kit.tsx";
 import { formText } from "./forms.ts";
 import { ProjectPage } from "./pages/projects.tsx";
 import { auditOf, BASE, type DashboardEnv } from "./security.ts";

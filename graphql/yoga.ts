@@ -9,6 +9,8 @@ import {
   GRAPHIQL_CSP,
   GRAPHIQL_DEFAULT_HEADERS,
   GRAPHIQL_DEFAULT_QUERY,
+  type GraphiQLPageOptions,
+  graphiqlVariables,
   renderGraphiQL,
 } from "../pages/graphiql.ts";
 import type { AppDeps } from "../services/deps.ts";
@@ -21,6 +23,7 @@ import { classifyResolverError, maskError } from "./errors.ts";
 import { documentCache, parseErrorCache, useDocumentLimit } from "./document_limit.ts";
 import { useListCost } from "./list_cost.ts";
 import { createExecutor } from "./executor.ts";
+import { useHiddenSuggestions } from "./suggestions.ts";
 import { createWebSocketHandler } from "./websocket.ts";
 import { persistedDocuments } from "./persisted.ts";
 
@@ -57,14 +60,17 @@ function queriesOnly(plugin: Plugin): Plugin {
  * opens with a placeholder token, which is no token: nothing counts against the limit.
  */
 async function graphiqlOptions(deps: AppDeps, request: Request): Promise<GraphiQLOptions> {
-  const options: GraphiQLOptions = {
+  const token = cookieValue(request.headers.get("Cookie"), SESSION_COOKIE);
+  const session = token === undefined || request.headers.has("Authorization")
+    ? null
+    : await resumeSession(deps.sql, deps.clock, token);
+  const options: GraphiQLPageOptions = {
     title: "Link and event feed",
     defaultQuery: GRAPHIQL_DEFAULT_QUERY,
     headers: GRAPHIQL_DEFAULT_HEADERS,
+    // What the default query needs to run as it opens (the session's environment).
+    variables: await graphiqlVariables(deps.sql, session),
   };
-  const token = cookieValue(request.headers.get("Cookie"), SESSION_COOKIE);
-  if (token === undefined || request.headers.has("Authorization")) return options;
-  const session = await resumeSession(deps.sql, deps.clock, token);
   if (!session) return options;
   return { ...options, headers: "{}", additionalHeaders: { [CSRF_HEADER]: session.csrfToken } };
 }
@@ -120,8 +126,10 @@ export function createGraphQLHandler(deps: AppDeps): GraphQLHandler {
       // a 1000-event page with every field and the full link, costs 277,250. A `first` given
       // by a variable or left to its default is priced again before execution (useListCost).
       costLimit: COST,
-      blockFieldSuggestion: { enabled: true },
+      // Replaced by useHiddenSuggestions, which also hides enum values' and types' names.
+      blockFieldSuggestion: { enabled: false },
     }),
+    useHiddenSuggestions(),
     useListCost(COST),
     useErrorHandler(({ errors, context }) => {
       for (const error of errors) {

@@ -1,12 +1,13 @@
 // The text of a links CSV, read and written for every way in and out (the admin API's import and
-// export, the dashboard's upload and download): csv-parse and csv-stringify do the CSV itself,
+// export, the dashboard's upload and download): csv-parse reads the CSV, infra/csv_cells.ts
+// writes it (every text cell safe to open in a spreadsheet) and undoes that on the way back in,
 // importRow (links.ts) validates each row with generate_link's own schemas, and
 // services/links/csv.ts stores and reads the links.
 import { pipeline, Readable } from "node:stream";
 import { CsvError, parse } from "csv-parse";
-import { stringify } from "csv-stringify/sync";
 import type { Sql } from "../db/connect.ts";
 import { IMPORT_COLUMNS, type ImportRow, importRow } from "./links.ts";
+import { cellText, csvText } from "../infra/csv_cells.ts";
 import { ApiError } from "../services/errors.ts";
 import {
   EXPORT_COUNTERS,
@@ -59,7 +60,7 @@ function toNewLink(row: ImportRow): ManagedNewLink {
     subtitle: row.subtitle,
     image: row.image,
     data: row.data as Record<string, unknown> | undefined,
-    tags: row.tags as unknown[] | undefined,
+    tags: row.tags,
     ios_custom_redirect: redirect(row.ios_url, row.ios_open_app),
     android_custom_redirect: redirect(row.android_url, row.android_open_app),
     desktop_custom_redirect: redirect(row.desktop_url, undefined),
@@ -71,6 +72,10 @@ function toNewLink(row: ImportRow): ManagedNewLink {
     expires_at: row.expires_at,
     max_views: row.max_views,
     expired_url: row.expired_url,
+    rules: row.rules,
+    split: row.split,
+    forward_query: row.forward_query,
+    append_utm: row.append_utm,
   };
 }
 
@@ -127,7 +132,8 @@ export async function* readImportRows(
       const cells: Record<string, string> = {};
       for (let i = 0; i < header.length; i++) {
         const name = header[i];
-        if (name && record[i] !== "") cells[name] = record[i]!;
+        // A cell an export made safe for spreadsheets holds its text again.
+        if (name && record[i] !== "") cells[name] = cellText(record[i]!);
       }
       const parsed = importRow.safeParse(cells);
       if (parsed.success) {
@@ -183,6 +189,10 @@ function exportCells(row: ExportRow, now: Date): unknown[] {
     expires_at: row.expires_at?.toISOString(),
     max_views: row.max_views,
     expired_url: row.expired_url,
+    rules: row.rules?.length ? JSON.stringify(row.rules) : "",
+    split: row.split ? JSON.stringify(row.split) : "",
+    forward_query: row.forward_query,
+    append_utm: row.append_utm,
     id: row.id,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),
@@ -208,7 +218,7 @@ export async function linkExportBody(
   let pending: IteratorResult<ExportRow> | undefined = first;
   return new ReadableStream<Uint8Array>({
     start(controller) {
-      controller.enqueue(encoder.encode(stringify([EXPORT_COLUMNS])));
+      controller.enqueue(encoder.encode(csvText([EXPORT_COLUMNS])));
     },
     async pull(controller) {
       try {
@@ -219,7 +229,7 @@ export async function linkExportBody(
           if (next.done) break;
           batch.push(exportCells(next.value, options.now));
         }
-        if (batch.length > 0) controller.enqueue(encoder.encode(stringify(batch)));
+        if (batch.length > 0) controller.enqueue(encoder.encode(csvText(batch)));
         if (batch.length < EXPORT_CHUNK_ROWS) controller.close();
       } catch (err) {
         options.onError(err);

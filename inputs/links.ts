@@ -3,6 +3,8 @@
 import { z } from "zod";
 import { httpUrl, jsonObject, optional, stringifiedJson, text } from "./common.ts";
 import { chosenPathProblem } from "../services/links/paths.ts";
+import { linkPassword, MAX_RULES_BYTES, rulesInput, splitInput } from "./link_rules.ts";
+import { ApiError } from "../services/errors.ts";
 
 export const MAX_TITLE = 1000;
 export const MAX_TRACKING = 255;
@@ -91,10 +93,20 @@ const lifetimeFields = {
   expired_url: optional(httpUrl),
 };
 
+/** Rules, split, forwarding and password (CONTRACT.md, "Link rules, splits and passwords"). */
+const decisionFields = {
+  rules: optional(rulesInput),
+  split: optional(splitInput),
+  forward_query: optional(z.boolean()),
+  append_utm: optional(z.boolean()),
+  password: optional(linkPassword),
+};
+
 /** POST /projects/:project_id/links: generate_link's fields typed, a chosen path, expiry. */
 export const createManagedLinkBody = newLinkInput.extend({
   path: optional(chosenPath),
   ...lifetimeFields,
+  ...decisionFields,
 });
 
 /** A field an edit may set, or clear with `null`. */
@@ -124,6 +136,11 @@ export const patchLinkBody = z.strictObject({
   expires_at: clearable(dateTimeInput),
   max_views: clearable(maxViewsInput),
   expired_url: clearable(httpUrl),
+  rules: clearable(rulesInput),
+  split: clearable(splitInput),
+  forward_query: z.boolean().optional(),
+  append_utm: z.boolean().optional(),
+  password: clearable(linkPassword),
 }).refine((b) => Object.values(b).some((v) => v !== undefined), {
   message: "give at least one field to change",
 });
@@ -140,6 +157,20 @@ const ORDER_VALUES = [
 /** Links a page of the admin list holds: at most, and when the request does not say. */
 export const MAX_LIST_LIMIT = 100;
 export const DEFAULT_LIST_LIMIT = 50;
+
+/**
+ * A page size of the admin list as given (NaN: not a whole number), or the default; out of range
+ * it is refused as `invalid_limit`, REST's code for every page size.
+ */
+export function listLimit(given: number | undefined): number {
+  const limit = given ?? DEFAULT_LIST_LIMIT;
+  if (!(Number.isInteger(limit) && limit >= 1 && limit <= MAX_LIST_LIMIT)) {
+    throw new ApiError("invalid_limit", `limit must be an integer from 1 to ${MAX_LIST_LIMIT}`, {
+      field: "limit",
+    });
+  }
+  return limit;
+}
 
 const filterText = optional(text(200));
 
@@ -202,6 +233,12 @@ export const importRow = z.object({
   expires_at: optional(dateTimeInput),
   max_views: optional(csvMaxViews),
   expired_url: optional(httpUrl),
+  // JSON cells, as the managed link holds them; no password column (a password is hashed one
+  // link at a time: set it through the API or the dashboard).
+  rules: optional(stringifiedJson(rulesInput, "a JSON array of rules", MAX_RULES_BYTES)),
+  split: optional(stringifiedJson(splitInput, "a JSON array of variants", 16 * 1024)),
+  forward_query: optional(csvBoolean),
+  append_utm: optional(csvBoolean),
 });
 
 export type ImportRow = z.output<typeof importRow>;

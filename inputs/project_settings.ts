@@ -2,6 +2,7 @@
 // take them. Every format is checked here, before anything is stored: these values end up in
 // the association files Apple and Google read, in redirect URLs and in HTML.
 import { z } from "zod";
+import { MAX_SDK_WRITES, MIN_SDK_WRITES } from "../services/projects/sdk_limits.ts";
 
 /** Schemes an app must not claim: web and browser-internal ones, or script in disguise. */
 const FORBIDDEN_SCHEMES = new Set([
@@ -87,8 +88,20 @@ export interface Apps {
  * PATCH semantics: an absent key leaves the setting as it is, `null` removes it, a value
  * replaces it (a platform's app is replaced whole).
  */
+/** One SDK write limit, writes a minute: at least a full batch of events, at most a billion. */
+export const sdkWriteLimit = z.int()
+  .min(MIN_SDK_WRITES, `must be at least ${MIN_SDK_WRITES} (a full batch of events)`)
+  .max(MAX_SDK_WRITES, `must be at most ${MAX_SDK_WRITES}`);
+
+/** The limits on the project key's writes (services/sdk_limits.ts); null: the default. */
+export const sdkLimitsInput = z.strictObject({
+  per_key: sdkWriteLimit.nullable().optional(),
+  per_address: sdkWriteLimit.nullable().optional(),
+});
+
 export const projectSettings = z.object({
   link_domain: linkDomain.nullable().optional(),
+  sdk_limits: sdkLimitsInput.optional(),
   apps: z.strictObject({
     ios: iosApp.nullable().optional(),
     android: androidApp.nullable().optional(),

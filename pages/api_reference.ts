@@ -1,7 +1,10 @@
 // GET /docs: a readable reference of the REST API, rendered in the browser by Redoc from
-// /openapi.json. Redoc's standalone bundle comes from the npm package `redoc` and is served by
-// this process (no CDN, no web fonts), so the page works on a closed network. Redoc 2 is used
-// because Redoc 3 reports usage to its vendor by default.
+// /openapi.json. Redoc's standalone bundle is served by this process (no CDN, no web fonts), so
+// the page works on a closed network. Redoc 2 is used because Redoc 3 reports usage to its vendor
+// by default. The bundle is the npm package's own file, kept in vendor/redoc/: the package's
+// dependencies (React, MobX, core-js and some hundred more, already inside the bundle) would
+// otherwise be fetched on every first start. tests/vendor_test.ts checks it is byte for byte the
+// file of the version pinned in tests/deno.json.
 import { AssetSet, StaticAsset } from "./assets.ts";
 
 export const DOCS_ASSET_PREFIX = "/docs/assets/";
@@ -30,7 +33,7 @@ const BOOT = `(function () {
 `;
 
 export const apiReferenceAssets = new AssetSet(async () => {
-  const redoc = await import("redoc/bundles/redoc.standalone.js", { with: { type: "text" } });
+  const redoc = await import("./vendor/redoc/redoc.standalone.js", { with: { type: "text" } });
   // The one remote file Redoc 2 loads: its vendor's logo beside "API docs by Redocly". Replaced
   // by an empty image, so the page asks nothing of the network (and the CSP has nothing to block).
   if (!redoc.default.includes(REDOCLY_LOGO)) throw new Error("redoc: the logo URL moved");

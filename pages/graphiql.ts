@@ -3,6 +3,9 @@
 // page is small; the bundle, its stylesheet and the editor's three workers are separate files
 // under /graphql/assets/, cached by the browser.
 import type { GraphiQLOptions } from "graphql-yoga";
+import type { Db } from "../db/connect.ts";
+import type { Principal } from "../services/access/principal.ts";
+import { listProjects } from "../services/projects/projects.ts";
 import { AssetSet, escapeHtml, scriptJson, StaticAsset } from "./assets.ts";
 
 export const GRAPHIQL_ASSET_PREFIX = "/graphql/assets/";
@@ -26,6 +29,31 @@ const BOOT = `(function () {
 })();
 `;
 
+/**
+ * On a narrow screen GraphiQL keeps its desktop layout: the query and the response side by side,
+ * the response a few characters wide. Below 700 px they stack, each as wide as the screen, the
+ * response under the query.
+ */
+const NARROW_CSS = `@media (max-width: 700px) {
+  .graphiql-container .graphiql-sessions > [role="tabpanel"] {
+    flex-direction: column;
+  }
+  .graphiql-container .graphiql-horizontal-drag-bar {
+    display: none;
+  }
+  .graphiql-container .graphiql-editors,
+  .graphiql-container .graphiql-response {
+    min-height: 18rem;
+  }
+  .graphiql-container .graphiql-response {
+    margin-top: 0.5rem;
+  }
+  .graphiql-container .graphiql-logo {
+    display: none;
+  }
+}
+`;
+
 export const graphiqlAssets = new AssetSet(async () => {
   const bundle = await import("@graphql-yoga/render-graphiql/graphiql");
   const favicon = bundle.favicon.replace(/^data:image\/x-icon;base64,/, "");
@@ -33,6 +61,7 @@ export const graphiqlAssets = new AssetSet(async () => {
     new StaticAsset("boot.js", JS, BOOT),
     new StaticAsset("graphiql.js", JS, bundle.js),
     new StaticAsset("graphiql.css", "text/css; charset=utf-8", bundle.css),
+    new StaticAsset("narrow.css", "text/css; charset=utf-8", NARROW_CSS),
     new StaticAsset(
       "favicon.ico",
       "image/x-icon",
@@ -50,9 +79,9 @@ export const graphiqlAssets = new AssetSet(async () => {
  */
 export const GRAPHIQL_DEFAULT_QUERY =
   `# The admin graph. Signed in to the dashboard in this browser? Queries and mutations run as
-# you, with your role. Otherwise put the admin token or an sk_ API key in Headers below,
-# replacing <admin token>. Then put an environment's numeric ID (the admin API's project_id)
-# in Variables, and run.
+# you, with your role, and Variables already hold your newest project's production environment:
+# press Run. Otherwise put the admin token or an sk_ API key in Headers below, replacing
+# <admin token>, and an environment's numeric ID (the admin API's project_id) in Variables.
 #
 # The SDK fields (link, projectMetrics, generateLink) take the PROJECT-KEY and ENVIRONMENT
 # headers instead, and eventFeed a feed token (Authorization: Bearer est_...).
@@ -105,6 +134,34 @@ query LinksScreen($projectId: ID!) {
 }
 `;
 
+/**
+ * GraphiQL's options as this page passes them on: Yoga's GraphiQL also takes `variables`, the
+ * Variables editor's first content (its typings leave it out).
+ */
+export type GraphiQLPageOptions = GraphiQLOptions & { variables?: string };
+
+/**
+ * The Variables the default query needs, so that it runs as it opens. With a dashboard session,
+ * the production environment of the newest project the session sees (null when it sees none:
+ * the query then answers null); without one, a placeholder beside the admin token's.
+ */
+export async function graphiqlVariables(
+  db: Db,
+  session: { principal: Principal } | null,
+): Promise<string> {
+  let projectId: string | null = "<project_id>";
+  if (session) {
+    const principal = session.principal;
+    const [newest] = await listProjects(db, {
+      limit: 1,
+      memberOf: principal.type === "account" ? principal.id : undefined,
+    });
+    const id = newest?.environments.production.project_id;
+    projectId = id === undefined ? null : String(id);
+  }
+  return JSON.stringify({ projectId }, null, 2);
+}
+
 /** GraphiQL's initial headers without a dashboard session: where the admin token goes. */
 export const GRAPHIQL_DEFAULT_HEADERS = JSON.stringify(
   { Authorization: "Bearer <admin token>" },
@@ -128,7 +185,7 @@ export const GRAPHIQL_CSP = [
 ].join("; ");
 
 /** Yoga's `renderGraphiQL`: the HTML of GET /graphql for a browser. */
-export async function renderGraphiQL(options: GraphiQLOptions): Promise<string> {
+export async function renderGraphiQL(options: GraphiQLPageOptions): Promise<string> {
   const url = async (name: string) => GRAPHIQL_ASSET_PREFIX + await graphiqlAssets.pathOf(name);
   const config = {
     options,
@@ -145,6 +202,7 @@ export async function renderGraphiQL(options: GraphiQLOptions): Promise<string> 
     <title>${escapeHtml(options.title ?? "GraphiQL")}</title>
     <link rel="icon" href="${await url("favicon.ico")}" />
     <link rel="stylesheet" href="${await url("graphiql.css")}" />
+    <link rel="stylesheet" href="${await url("narrow.css")}" />
     <script id="graphiql-config" type="application/json">${scriptJson(config)}</script>
     <script src="${await url("boot.js")}"></script>
   </head>

@@ -115,6 +115,8 @@ export async function analyticsQuery(
   ctx: GraphQLContext,
   environmentId: number,
   args: AnalyticsArgs,
+  /** For Link.analytics: each answer is one link's. */
+  perLink = false,
 ): Promise<AnalyticsQuery> {
   if (args.metrics && args.metrics.length === 0) {
     throw new ApiError("invalid_field", "metrics: must name at least one metric", {
@@ -138,7 +140,7 @@ export async function analyticsQuery(
   const { sql, clock } = ctx.deps;
   return await withGraphQLNames(
     argumentName,
-    () => parseAnalyticsParams(sql, environmentId, raw, clock.now()),
+    () => parseAnalyticsParams(sql, environmentId, raw, clock.now(), perLink),
   );
 }
 

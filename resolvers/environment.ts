@@ -14,9 +14,12 @@ import {
   getEnvironmentOrThrow,
   getProjectOrThrow,
   parseEnvironmentId,
+  type Project,
+  updateProject,
 } from "../services/projects/projects.ts";
+import { sdkLimitsInput } from "../inputs/project_settings.ts";
 import type { AdminField } from "../services/access/graphql_fields.ts";
-import { authorizeField } from "./authorize.ts";
+import { authorizeField, graphqlAudit } from "./authorize.ts";
 import type { GraphQLContext } from "./context.ts";
 import { camelPath, withGraphQLNames } from "../graphql/errors.ts";
 import { type LinkNode, linkNode } from "./nodes.ts";
@@ -37,6 +40,7 @@ export interface ProjectNode {
   enterprise: boolean;
   createdAt: string;
   linkDomain: string | null;
+  sdkLimits: { perKey: number; perAddress: number };
 }
 
 export interface LinkFilterArgs {
@@ -105,14 +109,45 @@ export async function environmentProject(
   env: EnvironmentNode,
 ): Promise<ProjectNode> {
   await authorizeField(ctx, "Environment.project", env.environmentId);
-  const p = await getProjectOrThrow(ctx.deps.sql, env.hashid);
+  return projectNode(await getProjectOrThrow(ctx.deps.sql, env.hashid));
+}
+
+function projectNode(p: Project): ProjectNode {
   return {
     id: p.id,
     name: p.name,
     enterprise: p.enterprise,
     createdAt: p.created_at,
     linkDomain: p.link_domain,
+    sdkLimits: { perKey: p.sdk_limits.per_key, perAddress: p.sdk_limits.per_address },
   };
+}
+
+/**
+ * As PATCH /api/v1/admin/projects/:hashid with `sdk_limits`, for the project of the environment
+ * `projectId`: each limit absent is kept, null returns to the default.
+ */
+export async function setSdkLimitsMutation(
+  ctx: GraphQLContext,
+  projectId: string | number,
+  input: { perKey?: number | null; perAddress?: number | null },
+): Promise<ProjectNode> {
+  const id = await authorizedEnvironment(ctx, projectId, "Mutation.setSdkLimits");
+  const limits = await withGraphQLNames(
+    (field) => `input.${camelPath(field)}`,
+    () =>
+      Promise.resolve().then(() =>
+        sdkLimitsInput.parse({ per_key: input.perKey, per_address: input.perAddress })
+      ),
+  );
+  const { hashid } = await getEnvironmentOrThrow(ctx.deps.sql, id);
+  const project = await updateProject(
+    ctx.deps.sql,
+    hashid,
+    { sdk_limits: limits },
+    await graphqlAudit(ctx),
+  );
+  return projectNode(project);
 }
 
 /** LinkFilter's fields in the list's errors: `filter.q`, `filter.sdkGenerated`. */

@@ -17,6 +17,7 @@ import {
 import { authorizeField } from "./authorize.ts";
 import type { GraphQLContext } from "./context.ts";
 import type { LinkNode } from "./nodes.ts";
+import { splitFigures, splitOf, splitResults } from "../services/links/split_results.ts";
 
 /** Link.metrics: the link's lifetime counters (the admin graph's `analytics.read`). */
 export async function linkMetrics(link: LinkNode, ctx: GraphQLContext): Promise<LinkMetricsNode> {
@@ -50,7 +51,8 @@ function analyticsLoader(
     for (const [environmentId, group] of byEnvironment(links)) {
       try {
         await authorizeField(ctx, "Link.analytics", environmentId);
-        const q = await analyticsQuery(ctx, environmentId, args);
+        // Each answer is one link's: a rule or a variant needs no link= here.
+        const q = await analyticsQuery(ctx, environmentId, args, true);
         chargeSeriesValues(ctx, seriesValueBound(q) * group.length);
         const byLink = await queryAnalyticsByLink(ctx.deps.sql, q, group.map((l) => l.id));
         for (const link of group) answers.set(link.id, analyticsNode(byLink.get(link.id)!));
@@ -95,4 +97,93 @@ export function linkStateOf(link: LinkNode, ctx: GraphQLContext): LinkState | Pr
     if (!read?.state) throw notFound("link");
     return read.state;
   });
+}
+
+/**
+ * Link.splitResults: a split's figures per variant and the probability each is best (the
+ * admin graph's `analytics.read`). The link's rules and split, and its figures, each through a
+ * loader: one query each for a whole page.
+ */
+export async function linkSplitResults(
+  link: LinkNode,
+  rule: string | null | undefined,
+  ctx: GraphQLContext,
+  info: GraphQLResolveInfo,
+): Promise<SplitResultsNode | null> {
+  const [own, figures] = await Promise.all([
+    ctx.loaders.links(["rules", "split"]).load(link.id),
+    ctx.loaders.forField(info.fieldNodes, () => splitFiguresLoader(ctx)).load(link),
+  ]);
+  if (!own) throw notFound("link");
+  // No split anywhere and none asked for by name: nothing to report.
+  if (rule == null && own.split === null && own.rules.every((r) => r.split === null)) return null;
+  const { label, split } = splitOf(
+    {
+      rules: own.rules.map((r) => ({
+        ...(r.name === null ? {} : { name: r.name }),
+        when: r.when,
+        ...(r.url === null ? {} : { url: r.url }),
+        ...(r.split === null ? {} : { split: r.split }),
+      })),
+      split: own.split,
+    },
+    rule ?? undefined,
+  );
+  const results = splitResults(label, split, figures);
+  return {
+    rule: results.rule === null ? null : String(results.rule),
+    enoughData: results.enough_data,
+    variants: results.variants.map((v) => ({
+      variant: v.variant,
+      url: v.url,
+      weight: v.weight,
+      views: v.views,
+      installs: v.installs,
+      purchases: v.purchases,
+      revenue: v.revenue,
+      conversionRate: v.conversion_rate,
+      probabilityBest: v.probability_best,
+    })),
+  };
+}
+
+/** SplitResults with the schema's own field names (resolvers/nodes.ts says why). */
+export interface SplitResultsNode {
+  rule: string | null;
+  enoughData: boolean;
+  variants: {
+    variant: number;
+    url: string;
+    weight: number;
+    views: number;
+    installs: number;
+    purchases: number;
+    revenue: number;
+    conversionRate: number;
+    probabilityBest: number;
+  }[];
+}
+
+type SplitFigures = Awaited<ReturnType<typeof splitFigures>> extends Map<number, infer F> ? F
+  : never;
+
+/**
+ * Each link's split figures (views, installs, purchases and revenue per rule and variant), for
+ * a page's links in one query per environment, authorised once per environment.
+ */
+function splitFiguresLoader(ctx: GraphQLContext): DataLoader<LinkNode, SplitFigures, number> {
+  return new DataLoader<LinkNode, SplitFigures, number>(async (links) => {
+    const answers = new Map<number, SplitFigures | Error>();
+    for (const [environmentId, group] of byEnvironment(links)) {
+      try {
+        await authorizeField(ctx, "Link.splitResults", environmentId);
+        const byLink = await splitFigures(ctx.deps.sql, environmentId, group.map((l) => l.id));
+        for (const link of group) answers.set(link.id, byLink.get(link.id) ?? []);
+      } catch (err) {
+        const error = err instanceof Error ? err : new Error(String(err));
+        for (const link of group) answers.set(link.id, error);
+      }
+    }
+    return links.map((link) => answers.get(link.id)!);
+  }, { cacheKeyFn: (link) => link.id });
 }

@@ -10,6 +10,7 @@ import {
 } from "../services/links/links.ts";
 import { type LinkMetricsNode, projectMetricsForGraphQL } from "../services/links/metrics.ts";
 import {
+  admitSdkWrite,
   authenticateSdk,
   LINK_ENVIRONMENTS,
   METRICS_ENVIRONMENTS,
@@ -95,7 +96,14 @@ export async function generateLink(
   input: GenerateLinkArgs,
 ): Promise<{ url: string; link: LinkNode }> {
   const { sql, config, clock } = ctx.deps;
-  const environment = await authenticateSdk(sql, ctx.sdk, LINK_ENVIRONMENTS);
+  // A write: counted against the project key's limits, as REST's generate_link.
+  const environment = await admitSdkWrite(sql, ctx.sdk, LINK_ENVIRONMENTS, {
+    address: ctx.clientAddress,
+    secret: ctx.deps.cursorSecret,
+    weight: 1,
+    now: clock.now(),
+    logger: ctx.deps.logger,
+  });
   // Validated with REST's rules; errors name the field as the client sent it (`input.…`).
   const parse = () =>
     Promise.resolve().then(() =>

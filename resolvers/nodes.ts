@@ -14,6 +14,7 @@ import {
 } from "../services/links/links.ts";
 import { type LinkState, linkState } from "../services/links/manage.ts";
 import type { GraphQLResolveInfo } from "graphql";
+import type { LinkRule } from "../services/links/rules.ts";
 
 export interface RedirectNode {
   url: string | null;
@@ -56,7 +57,32 @@ export interface LinkNode {
    * SDK's lookup): Link.state then reads them (schema/link.ts).
    */
   state: LinkState | null;
+  rules: LinkRuleNode[];
+  split: SplitVariantNode[] | null;
+  forwardQuery: boolean;
+  appendUtm: boolean;
+  passwordProtected: boolean;
 }
+
+export interface SplitVariantNode {
+  url: string;
+  weight: number;
+}
+
+/** A rule as stored: `when` keeps the REST names (`referrer_host`), as JSON. */
+export interface LinkRuleNode {
+  name: string | null;
+  when: Record<string, unknown>;
+  url: string | null;
+  split: SplitVariantNode[] | null;
+}
+
+const ruleNode = (r: LinkRule): LinkRuleNode => ({
+  name: r.name ?? null,
+  when: { ...r.when },
+  url: r.url ?? null,
+  split: r.split ?? null,
+});
 
 const redirectNode = (r: Redirect): RedirectNode => ({
   url: r.url ?? null,
@@ -121,6 +147,11 @@ const LINK_FIELDS: {
         ? null
         : linkState({ ...r, limited_views: r.limited_views }, now),
   },
+  rules: { columns: ["rules"], value: (r) => (r.rules ?? []).map(ruleNode) },
+  split: { columns: ["split"], value: (r) => r.split },
+  forwardQuery: { columns: ["forward_query"], value: (r) => r.forward_query },
+  appendUtm: { columns: ["append_utm"], value: (r) => r.append_utm },
+  passwordProtected: { columns: ["password_hash"], value: (r) => r.password_hash !== null },
 };
 
 const ALL_LINK_FIELDS = Object.keys(LINK_FIELDS) as LinkField[];

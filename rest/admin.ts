@@ -12,6 +12,9 @@ import { createProjectBody, createTokenBody, updateProjectBody } from "../inputs
 import type { AppDeps } from "../services/deps.ts";
 import { auditOf, requireAccess } from "./access.ts";
 import type { AppEnv } from "./deps.ts";
+import { ApiError } from "../services/errors.ts";
+import { setQrLogo } from "../services/links/qr_logo.ts";
+import { MAX_LOGO_BYTES } from "../services/links/qr.ts";
 
 /** The dashboard's operations: CONTRACT.md's instance-admin table. */
 export function adminRoutes(deps: AppDeps): Hono<AppEnv> {
@@ -40,6 +43,28 @@ export function adminRoutes(deps: AppDeps): Hono<AppEnv> {
         defaultHost: new URL(config.linkBaseUrl).hostname,
       }),
     });
+  });
+
+  // PUT /api/v1/admin/projects/:hashid/qr_logo – the logo drawn in the project's QR codes (PNG
+  // or SVG, the body itself, at most 256 KiB)
+  app.put("/admin/projects/:hashid/qr_logo", auth, async (c) => {
+    const declared = Number(c.req.header("Content-Length") ?? "0");
+    const tooLarge = () =>
+      new ApiError("payload_too_large", `the logo is larger than ${MAX_LOGO_BYTES / 1024} KiB`);
+    if (declared > MAX_LOGO_BYTES) throw tooLarge();
+    const bytes = new Uint8Array(await c.req.arrayBuffer());
+    if (bytes.length > MAX_LOGO_BYTES) throw tooLarge();
+    if (bytes.length === 0) {
+      throw new ApiError("invalid_field", "logo: the body is empty", { field: "logo" });
+    }
+    const logo = await setQrLogo(
+      sql,
+      c.req.param("hashid"),
+      bytes,
+      c.req.header("Content-Type") ?? "",
+      auditOf(c),
+    );
+    return c.json({ qr_logo: logo });
   });
 
   // POST /api/v1/admin/projects/:hashid/regenerate_key – new key, the old one stops at once

@@ -1,6 +1,11 @@
 // The one place where errors become HTTP responses: services/errors.ts classifies, this writes
 // the contract's error body.
-import { classifyError, ERROR_STATUS, type ErrorCode } from "../services/errors.ts";
+import {
+  type ClassifiedError,
+  classifyError,
+  ERROR_STATUS,
+  type ErrorCode,
+} from "../services/errors.ts";
 import { describeError, type Logger } from "../infra/log.ts";
 
 export function errorResponse(
@@ -13,15 +18,28 @@ export function errorResponse(
   return Response.json({ error: { status, code, message }, ...details }, { status, headers });
 }
 
+/**
+ * What `err` means to a client (services/errors.ts classifyError), logged as its class says. The
+ * one mapping of REST's answers and of the MCP tools' errors (rest/mcp_tools.ts).
+ */
+export function classifyAndLog(
+  err: unknown,
+  logger: Logger,
+  requestId: string | undefined,
+): ClassifiedError {
+  const e = classifyError(err);
+  if (e.log !== "none") {
+    logger[e.log](e.logMessage ?? e.message, { request_id: requestId, ...describeError(err) });
+  }
+  return e;
+}
+
 export function toErrorResponse(
   err: unknown,
   logger: Logger,
   requestId: string | undefined,
 ): Response {
-  const e = classifyError(err);
-  if (e.log !== "none") {
-    logger[e.log](e.logMessage ?? e.message, { request_id: requestId, ...describeError(err) });
-  }
+  const e = classifyAndLog(err, logger, requestId);
   const headers: Record<string, string> = e.retryAfter === undefined
     ? {}
     : { "Retry-After": String(e.retryAfter) };

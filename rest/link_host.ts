@@ -1,10 +1,10 @@
 import { Hono } from "hono";
 import type { Context } from "hono";
 import {
-  countsAsView,
   decideHit,
   detectPlatform,
   isPreviewCrawler,
+  type LinkHit,
   redirectUrl,
 } from "../services/links/host.ts";
 import { requestHost } from "../services/link_host/apps.ts";
@@ -12,6 +12,20 @@ import { describeVisitor, isKnownBot } from "../services/link_host/visitor.ts";
 import { clientAddress } from "../inputs/headers.ts";
 import { accessPath, getHostedLink, type HostedLink } from "../services/links/links.ts";
 import { claimView, expiredByDate, hasViewsLeft } from "../services/links/expiry.ts";
+import {
+  appendUtm,
+  chooseRoute,
+  forwardQuery,
+  type HitFacts,
+  newVisitorId,
+  preferredLanguage,
+  type RouteChoice,
+  type Routing,
+  routingOf,
+  VISITOR_COOKIE,
+  visitorIdFromCookie,
+} from "../services/links/rules.ts";
+import { checkLinkPassword } from "../services/links/password_limit.ts";
 import type { AppDeps } from "../services/deps.ts";
 import type { AppEnv } from "./deps.ts";
 import { errorResponse } from "./errors.ts";
@@ -19,6 +33,7 @@ import {
   renderExpiredPage,
   renderNotFoundPage,
   renderOpenAppPage,
+  renderPasswordPage,
   renderPreviewPage,
 } from "./link_host_html.ts";
 import { linkHostAppRoutes } from "./link_host_apps.ts";
@@ -43,6 +58,16 @@ const OPEN_APP_HEADERS = {
     "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; img-src http: https: data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
 };
 
+/** The password page posts to the link's own URL: its form may go there and nowhere else. */
+const PASSWORD_HEADERS = {
+  ...HTML_HEADERS,
+  "Content-Security-Policy":
+    "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'self'; frame-ancestors 'none'",
+};
+
+/** A password form's body at most: a password and its field name, form-encoded. */
+const MAX_PASSWORD_BODY = 4 * 1024;
+
 function html(c: Context<AppEnv>, body: string, status: 200 | 404 | 410): Response {
   return c.body(body, status, HTML_HEADERS);
 }
@@ -57,6 +82,43 @@ function expired(c: Context<AppEnv>, link: HostedLink): Response {
     });
   }
   return html(c, renderExpiredPage(), 410);
+}
+
+/** A visitor cookie for a year, sent back only to this host (first-party), never to scripts. */
+function visitorCookie(id: string, secure: boolean): string {
+  return `${VISITOR_COOKIE}=${id}; Path=/; Max-Age=31536000; HttpOnly; SameSite=Lax${
+    secure ? "; Secure" : ""
+  }`;
+}
+
+/** Reads a form body of at most `max` bytes, or null when it is larger or unreadable. */
+async function smallForm(request: Request, max: number): Promise<URLSearchParams | null> {
+  const declared = Number(request.headers.get("Content-Length") ?? "0");
+  if (declared > max || !request.body) return declared > max ? null : new URLSearchParams();
+  const reader = request.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.length;
+    if (size > max) {
+      await reader.cancel();
+      return null;
+    }
+    chunks.push(value);
+  }
+  const bytes = new Uint8Array(size);
+  let at = 0;
+  for (const chunk of chunks) {
+    bytes.set(chunk, at);
+    at += chunk.length;
+  }
+  try {
+    return new URLSearchParams(new TextDecoder("utf-8", { fatal: true }).decode(bytes));
+  } catch {
+    return null;
+  }
 }
 
 /**
@@ -81,21 +143,24 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
   // The association files and the open-app script: paths no link can have.
   app.route("/", linkHostAppRoutes(deps));
 
-  // GET /:path – redirect to the platform's destination or show the preview page; HEAD (which
-  // Hono serves with this handler) answers the same without a body and is not counted as a view
-  app.get("/:path", async (c) => {
-    const path = c.req.param("path");
-    if (RESERVED.has(path)) return c.notFound();
-    // Only links of the projects served on the requested host (services/link_host/apps.ts): elsewhere 404.
-    const host = requestHost(c.req.header("Host"), deps.config.linkBaseUrl);
-    const link = await getHostedLink(sql, host, path);
-    if (!link) return html(c, renderNotFoundPage(), 404);
-
+  /**
+   * The link's usual answer to this hit: expiry, rules and split, the platform's destination,
+   * the view recorded behind the response. `person`: a person's GET, or a POST with the right
+   * password (which counts as the view its GET did not). `routing`: the link's compiled
+   * routing (null for a plain link, whose hit takes exactly the steps it always took).
+   */
+  async function answer(
+    c: Context<AppEnv>,
+    link: HostedLink,
+    routing: Routing | null,
+    host: ReturnType<typeof requestHost>,
+    person: boolean,
+  ): Promise<Response> {
     const userAgent = c.req.header("User-Agent") ?? "";
     const platform = detectPlatform(userAgent);
     const crawler = isPreviewCrawler(userAgent);
     // A known bot is no view either (it still gets its answer).
-    const counts = countsAsView(c.req.method, crawler || isKnownBot(userAgent));
+    const counts = person && !crawler && !isKnownBot(userAgent);
     // Links without a limit or a date pass on two comparisons; a limited one claims its view
     // (or finds none left) before answering.
     if (
@@ -105,27 +170,112 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
     ) {
       return expired(c, link);
     }
-    const hit = decideHit(link, platform, crawler);
+    if (routing === null) {
+      const hit = decideHit(link, platform, crawler);
+      // Recorded behind the response (services/link_host/view_recorder.ts): the visitor never
+      // waits for it.
+      if (counts) {
+        // The address serves the country lookup and nothing else: it is not kept or logged.
+        const country = deps.geoip?.country(clientAddress(c, config.trustProxy)) ?? null;
+        const visitor = describeVisitor(
+          userAgent,
+          c.req.header("Referer"),
+          [host.name, linkBaseHost],
+          country,
+        );
+        deps.views.record(link, platform, visitor);
+      }
+      return respond(c, link, hit, null);
+    }
 
-    // Recorded behind the response (services/link_host/view_recorder.ts): the visitor never waits for it.
-    if (counts) {
-      // The address serves the country lookup and nothing else: it is not kept or logged.
-      const country = deps.geoip?.country(clientAddress(c, config.trustProxy)) ?? null;
-      const visitor = describeVisitor(
+    // The address serves the country lookup and the ip conditions, nothing else: it is not
+    // kept or logged. Each fact is read once, and only when a rule or the view needs it.
+    let country: string | null | undefined;
+    const countryOf = () =>
+      country === undefined
+        ? (country = deps.geoip?.country(clientAddress(c, config.trustProxy)) ?? null)
+        : country;
+    let visitor: ReturnType<typeof describeVisitor> | undefined;
+    const visitorOf = () =>
+      visitor ??= describeVisitor(
         userAgent,
         c.req.header("Referer"),
         [host.name, linkBaseHost],
-        country,
+        countryOf(),
       );
-      deps.views.record(link, platform, visitor);
-    }
-    if (hit.action === "redirect") {
-      // A plain Response: Hono's c.body merges its own headers in on every call.
-      return new Response(null, {
-        status: 302,
-        headers: { Location: hit.url, "Cache-Control": "no-store" },
+    let query: URLSearchParams | undefined;
+    const queryOf = () => {
+      if (query) return query;
+      const url = c.req.url;
+      const at = url.indexOf("?");
+      return query = new URLSearchParams(at === -1 ? "" : url.slice(at + 1));
+    };
+
+    let choice: RouteChoice | null = null;
+    let newVisitor: string | null = null;
+    // A crawler sees the link's own preview, never a rule's or a variant's.
+    if (!crawler && (routing.rules.length > 0 || routing.split !== null)) {
+      let address: string | undefined;
+      const facts: HitFacts = {
+        platform,
+        now: deps.clock.now().getTime(),
+        country: countryOf,
+        language: () => preferredLanguage(c.req.header("Accept-Language")),
+        os: () => visitorOf().os,
+        query: queryOf,
+        referrerHost: () => visitorOf().referrerHost,
+        address: () => address ??= clientAddress(c, config.trustProxy),
+      };
+      choice = chooseRoute(routing, facts, link.id, () => {
+        const known = visitorIdFromCookie(c.req.header("Cookie"));
+        if (known) return known;
+        return newVisitor = newVisitorId();
       });
     }
+    const web = routing.forwardQuery || routing.appendUtm
+      ? (url: string) => {
+        let out = routing.forwardQuery ? forwardQuery(url, queryOf()) : url;
+        if (routing.appendUtm) {
+          out = appendUtm(out, {
+            campaign: link.tracking_campaign,
+            source: link.tracking_source,
+            medium: link.tracking_medium,
+          });
+        }
+        return out;
+      }
+      : null;
+    const hit = decideHit(link, platform, crawler, choice?.url ?? null, web);
+    if (counts) {
+      deps.views.record(
+        link,
+        platform,
+        visitorOf(),
+        choice && (choice.rule !== null || choice.variant !== null)
+          ? { rule: choice.rule, variant: choice.variant }
+          : undefined,
+      );
+    }
+    const cookie = newVisitor === null
+      ? null
+      : visitorCookie(newVisitor, new URL(c.req.url).protocol === "https:" || config.trustProxy);
+    return respond(c, link, hit, cookie);
+  }
+
+  /** The hit's answer: its redirect or its page, with the visitor's new cookie if any. */
+  function respond(
+    c: Context<AppEnv>,
+    link: HostedLink,
+    hit: LinkHit,
+    cookie: string | null,
+  ): Response {
+    if (hit.action === "redirect") {
+      // A plain Response: Hono's c.body merges its own headers in on every call.
+      const headers: Record<string, string> = { Location: hit.url, "Cache-Control": "no-store" };
+      if (cookie) headers["Set-Cookie"] = cookie;
+      return new Response(null, { status: 302, headers });
+    }
+    if (cookie) c.header("Set-Cookie", cookie);
     const page = {
       title: link.title,
       subtitle: link.subtitle,
@@ -136,6 +286,54 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
       return c.body(renderOpenAppPage({ ...page, ...hit }), 200, OPEN_APP_HEADERS);
     }
     return html(c, renderPreviewPage({ ...page, destination: hit.destination }), 200);
+  }
+
+  // GET /:path – redirect to the platform's destination or show the preview page; HEAD (which
+  // Hono serves with this handler) answers the same without a body and is not counted as a view
+  app.get("/:path", async (c) => {
+    const path = c.req.param("path");
+    if (RESERVED.has(path)) return c.notFound();
+    // Only links of the projects served on the requested host (services/link_host/apps.ts): elsewhere
+    // 404.
+    const host = requestHost(c.req.header("Host"), deps.config.linkBaseUrl);
+    const link = await getHostedLink(sql, host, path);
+    if (!link) return html(c, renderNotFoundPage(), 404);
+    const routing = routingOf(link.routing);
+    // A password link shows its password page, the same for every such link, to everyone
+    // (crawlers included); nothing is counted until the right password is posted.
+    if (routing?.passwordProtected) {
+      return c.body(renderPasswordPage({ problem: null }), 200, PASSWORD_HEADERS);
+    }
+    return await answer(c, link, routing, host, c.req.method === "GET");
+  });
+
+  // POST /:path – a password link's password: the right one gets the link's usual answer and
+  // counts its view; a wrong one 401 and the page again; too many 503 with Retry-After
+  app.post("/:path", async (c) => {
+    const path = c.req.param("path");
+    if (RESERVED.has(path)) return c.notFound();
+    const host = requestHost(c.req.header("Host"), deps.config.linkBaseUrl);
+    const link = await getHostedLink(sql, host, path);
+    if (!link) return html(c, renderNotFoundPage(), 404);
+    const routing = routingOf(link.routing);
+    if (!routing?.passwordProtected) return c.body(null, 405, { Allow: "GET, HEAD" });
+    const form = await smallForm(c.req.raw, MAX_PASSWORD_BODY);
+    const password = form?.get("password") ?? "";
+    const outcome = await checkLinkPassword(
+      sql,
+      link.id,
+      clientAddress(c, config.trustProxy),
+      password,
+      deps.clock.now(),
+    );
+    if (outcome.ok) return await answer(c, link, routing, host, true);
+    if (outcome.retryAfter !== null) {
+      return c.body(renderPasswordPage({ problem: "limited" }), 503, {
+        ...PASSWORD_HEADERS,
+        "Retry-After": String(outcome.retryAfter),
+      });
+    }
+    return c.body(renderPasswordPage({ problem: "wrong" }), 401, PASSWORD_HEADERS);
   });
 
   return app;

@@ -31,8 +31,15 @@ a.button+a.button{margin-top:12px}
 a.secondary{background:transparent;color:#2f6fed;box-shadow:inset 0 0 0 2px #2f6fed}
 .muted{color:#8a909c;font-size:.9rem;margin:0}
 .offscreen{position:fixed;left:-9999px;top:0}
+label{display:block;font-weight:600;margin:0 0 6px}
+input{display:block;width:100%;font:inherit;padding:12px;border-radius:10px;
+border:1px solid #b8bdc7;margin:0 0 16px;background:#fff;color:#1d2129}
+button{display:block;width:100%;font:inherit;font-weight:600;padding:14px 18px;border:0;
+border-radius:10px;background:#2f6fed;color:#fff;cursor:pointer}
+.error{color:#b42318;font-weight:600}
 @media (prefers-color-scheme:dark){body{background:#15171c;color:#e8eaed}
-main{background:#1f2229;box-shadow:none}p{color:#aab0bb}}
+main{background:#1f2229;box-shadow:none}p{color:#aab0bb}
+input{background:#15171c;color:#e8eaed;border-color:#5b6270}.error{color:#ffb4a8}}
 `;
 
 function document(head: string, body: string, script = ""): string {
@@ -170,5 +177,40 @@ ${buttons}
     `<title>${title || "Open in the app"}</title>`,
     body,
     `<script src="${OPEN_APP_SCRIPT_PATH}" defer></script>\n`,
+  );
+}
+
+export interface PasswordPage {
+  /** What went wrong with the last attempt, if anything: a fixed sentence, never link data. */
+  problem: "wrong" | "limited" | null;
+}
+
+/**
+ * A password link's page: the same for every protected link (nothing of the link, no title,
+ * image or destination), so crawlers and guessers learn only that a password is asked for.
+ * The form posts back to the link's own URL.
+ */
+export function renderPasswordPage(page: PasswordPage): string {
+  const problem = page.problem === "wrong"
+    ? `<p class="error" role="alert">That password is not right. Try again.</p>`
+    : page.problem === "limited"
+    ? `<p class="error" role="alert">Too many wrong passwords. Wait a few minutes, then try again.</p>`
+    : "";
+  return document(
+    [
+      `<title>Password required</title>`,
+      `<meta property="og:title" content="Password required">`,
+      `<meta property="og:description" content="This link is protected by a password.">`,
+      `<meta name="twitter:card" content="summary">`,
+    ].join("\n"),
+    `<main><div class="body">
+<h1>Password required</h1>
+<p>This link is protected. Enter its password to continue.</p>
+${problem}<form method="post">
+<label for="password">Password</label>
+<input id="password" name="password" type="password" autocomplete="off" required autofocus>
+<button type="submit">Continue</button>
+</form>
+</div></main>`,
   );
 }

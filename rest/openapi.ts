@@ -52,6 +52,34 @@ const environment = (values: ReadonlyMap<string, string>) => ({
 });
 const linkEnvironment = environment(LINK_ENVIRONMENTS);
 const sdkSecurity = [{ projectKey: [] }];
+const agentSecurity = [{ agentKey: [] }];
+/** A JSON-RPC 2.0 message (MCP's requests, notifications and responses). */
+const jsonRpcMessage = {
+  type: "object",
+  required: ["jsonrpc"],
+  properties: {
+    jsonrpc: { const: "2.0" },
+    id: { type: ["string", "integer", "null"] },
+    method: { type: "string" },
+    params: { type: "object" },
+    result: { type: "object" },
+    error: { type: "object" },
+  },
+};
+/** The transport's own refusals: a JSON-RPC error without an id. */
+const jsonRpcError = {
+  type: "object",
+  required: ["jsonrpc", "error", "id"],
+  properties: {
+    jsonrpc: { const: "2.0" },
+    error: {
+      type: "object",
+      required: ["code", "message"],
+      properties: { code: { type: "integer" }, message: { type: "string" } },
+    },
+    id: { type: "null" },
+  },
+};
 const adminSecurity = [{ adminToken: [] }];
 /** Public routes (operations, the link host) say so explicitly. */
 const publicRoute: never[] = [];
@@ -74,6 +102,21 @@ const adminRefusals = {
     headers: {
       "Retry-After": {
         description: "With rate_limited: seconds until an attempt is accepted again",
+        schema: { type: "integer", minimum: 1 },
+      },
+    },
+  },
+};
+/** An SDK write over the project key's limits (services/sdk_limits.ts). */
+const sdkWriteLimited = {
+  503: {
+    ...error(
+      "More SDK writes (links and events) in the last 60 s than the project allows for its key " +
+        "or for this address (rate_limited), or the database is unreachable",
+    ),
+    headers: {
+      "Retry-After": {
+        description: "With rate_limited: seconds until the write would fit",
         schema: { type: "integer", minimum: 1 },
       },
     },
@@ -105,14 +148,19 @@ export const OPENAPI_DOCUMENT = {
     title: "Link and event feed API",
     version: "1",
     description: "SDK API ({base_url} = /api/v1/sdk), feed API, instance admin and operations.",
-    // No license file has been chosen for the project yet: until one is, nothing is granted.
-    license: { name: "No license granted yet", identifier: "LicenseRef-Proprietary" },
+    // The project's licence (LICENSE); OpenAPI 3.1 takes an SPDX identifier or a URL, not both.
+    license: { name: "Apache-2.0", identifier: "Apache-2.0" },
   },
   servers: [{ url: "/", description: "this instance (the origin serving this document)" }],
   components: {
     securitySchemes: {
       projectKey: { type: "apiKey", in: "header", name: "PROJECT-KEY" },
       feedToken: { type: "http", scheme: "bearer", description: "est_… feed token" },
+      agentKey: {
+        type: "http",
+        scheme: "bearer",
+        description: "An sk_… API key: its environment and scopes (docs/agents.md)",
+      },
       adminToken: {
         type: "http",
         scheme: "bearer",
@@ -140,6 +188,7 @@ export const OPENAPI_DOCUMENT = {
           200: ok("The link's short URL", object({ link: { type: "string" } })),
           400: error("Malformed JSON, a field of the wrong shape, or a bad ENVIRONMENT"),
           401: error("PROJECT-KEY missing or unknown"),
+          ...sdkWriteLimited,
         },
       },
     },
@@ -162,9 +211,21 @@ export const OPENAPI_DOCUMENT = {
         operationId: "getProjectMetrics",
         summary: "Lifetime metrics of the active links, by views",
         security: sdkSecurity,
-        parameters: [environment(METRICS_ENVIRONMENTS)],
+        parameters: [
+          environment(METRICS_ENVIRONMENTS),
+          {
+            name: "If-None-Match",
+            in: "header",
+            description: "an ETag of an earlier answer: 304 while the metrics are unchanged",
+            schema: { type: "string" },
+          },
+        ],
         responses: {
-          200: ok("Metrics", { type: "array", items: ref("LinkMetrics") }),
+          200: {
+            ...ok("Metrics", { type: "array", items: ref("LinkMetrics") }),
+            headers: { ETag: { description: "the answer's tag", schema: { type: "string" } } },
+          },
+          304: { description: "Not modified (If-None-Match names the current ETag)" },
           400: error("ENVIRONMENT is not production or test"),
           401: error("PROJECT-KEY missing or unknown"),
         },
@@ -185,6 +246,7 @@ export const OPENAPI_DOCUMENT = {
           400: error("An invalid event (the message names index and field)"),
           401: error("PROJECT-KEY missing or unknown"),
           413: error("Body over 1 MiB"),
+          ...sdkWriteLimited,
         },
       },
     },
@@ -309,9 +371,10 @@ export const OPENAPI_DOCUMENT = {
       },
       patch: {
         operationId: "updateProject",
-        summary: "Rename, grant or withdraw Enterprise, set the link domain and apps",
-        description: "For link_domain, apps.ios and apps.android: absent leaves the setting, " +
-          "null removes it, a value replaces it. A domain used by another project, or any " +
+        summary: "Rename, grant or withdraw Enterprise, set the link domain, apps and SDK limits",
+        description: "For link_domain, apps.ios, apps.android, sdk_limits.per_key and " +
+          "sdk_limits.per_address: absent leaves the setting, null removes it (a limit returns " +
+          "to its default), a value replaces it. A domain used by another project, or any " +
           "malformed value, is 400 invalid_field naming the field, and nothing changes.",
         security: adminSecurity,
         parameters: [pathParam("hashid")],
@@ -337,6 +400,39 @@ export const OPENAPI_DOCUMENT = {
           }),
           ...adminRefusals,
           404: error("No such project"),
+        },
+      },
+    },
+    "/api/v1/admin/projects/{hashid}/qr_logo": {
+      put: {
+        operationId: "putQrLogo",
+        summary: "Set the logo drawn in the middle of the project's QR codes (logo=1)",
+        description: "The body is the image itself: a PNG (image/png) or an SVG " +
+          "(image/svg+xml) without scripts, event handlers or external references, at most " +
+          "256 KiB. An SVG logo is drawn on SVG codes only.",
+        security: adminSecurity,
+        parameters: [pathParam("hashid")],
+        requestBody: {
+          required: true,
+          content: {
+            "image/png": { schema: { type: "string", contentMediaType: "image/png" } },
+            "image/svg+xml": { schema: { type: "string" } },
+          },
+        },
+        responses: {
+          200: ok(
+            "The stored logo",
+            object({
+              qr_logo: object({
+                type: { type: "string", enum: ["image/png", "image/svg+xml"] },
+                bytes: { type: "integer" },
+              }),
+            }),
+          ),
+          400: error("Not a PNG or a plain SVG, or empty (invalid_field, field logo)"),
+          ...adminRefusals,
+          404: error("No such project"),
+          413: error("Over 256 KiB"),
         },
       },
     },
@@ -677,6 +773,67 @@ export const OPENAPI_DOCUMENT = {
         },
       },
     },
+    "/api/v1/projects/{project_id}/links/{link_path}/split": {
+      get: {
+        operationId: "getSplitResults",
+        summary: "A split's results: per variant its figures and the probability it is best",
+        description: "Views attributed to each variant by the link host, and the installs, " +
+          "purchases and revenue of events that carry attribution.variant. The link's own " +
+          "split by default (or its rules' only split); rule= names a rule's split.",
+        security: adminSecurity,
+        parameters: [
+          projectId,
+          pathParam("link_path"),
+          query("rule", { type: "string" }, "a rule's name or 1-based number"),
+        ],
+        responses: {
+          200: ok("The results", ref("SplitResults")),
+          400: error("The link has no such split (invalid_field, field rule)"),
+          ...adminRefusals,
+          404: error("No such project_id or link"),
+        },
+      },
+    },
+    "/api/v1/projects/{project_id}/links/{link_path}/qr": {
+      get: {
+        operationId: "getLinkQr",
+        summary: "The link's QR code, SVG or PNG, in the given size, colours and margin",
+        description: "Decodes to the link's URL (its link domain's when the project has one). " +
+          "Colours under 3:1 contrast, or light modules on a dark ground, are refused. " +
+          "logo=1 draws the project's logo over at most 20% of the code with ecc forced to H.",
+        security: adminSecurity,
+        parameters: [
+          projectId,
+          pathParam("link_path"),
+          query("format", { type: "string", enum: ["svg", "png"], default: "svg" }),
+          query("size", { type: "integer", minimum: 64, maximum: 2048, default: 512 }, "pixels"),
+          query("fg", { type: "string", pattern: "^#[0-9A-Fa-f]{6}$", default: "#000000" }),
+          query("bg", {
+            type: "string",
+            pattern: "^(#[0-9A-Fa-f]{6}|transparent)$",
+            default: "#ffffff",
+          }),
+          query("margin", { type: "integer", minimum: 0, maximum: 16, default: 4 }, "modules"),
+          query("ecc", { type: "string", enum: ["L", "M", "Q", "H"], default: "M" }),
+          query("logo", { type: "string", enum: ["0", "1"], default: "0" }),
+        ],
+        responses: {
+          200: {
+            description: "The code",
+            content: {
+              "image/svg+xml": { schema: { type: "string" } },
+              "image/png": { schema: { type: "string", contentMediaType: "image/png" } },
+            },
+          },
+          400: error(
+            "A bad option, too little contrast, a size too small for the code, or " +
+              "logo=1 without a logo (invalid_field)",
+          ),
+          ...adminRefusals,
+          404: error("No such project_id or link"),
+        },
+      },
+    },
     "/api/v1/projects/{project_id}/links/import": {
       post: {
         operationId: "importLinks",
@@ -694,8 +851,9 @@ export const OPENAPI_DOCUMENT = {
         responses: {
           201: ok("Every row stored", object({ imported: { type: "integer" } })),
           400: {
-            description: "Bad rows (each by row and field) or a bad header; nothing stored",
-            content: { [json]: { schema: ref("ImportRefused") } },
+            description: "Bad rows (each by row and field) or a bad header (ImportRefused), or " +
+              "a Content-Type other than text/csv (Error); nothing stored",
+            content: { [json]: { schema: { anyOf: [ref("ImportRefused"), ref("Error")] } } },
           },
           ...adminRefusals,
           404: error("No such project_id"),
@@ -975,6 +1133,105 @@ export const OPENAPI_DOCUMENT = {
         },
       },
     },
+    "/docs/{page}": {
+      get: {
+        operationId: "getDocPage",
+        summary: "A page of the documentation as Markdown (those /llms.txt lists)",
+        security: publicRoute,
+        parameters: [pathParam("page", { type: "string", pattern: "^[A-Za-z0-9_-]+\\.md$" })],
+        responses: {
+          200: ok("The page", { type: "string" }, "text/markdown"),
+          404: error("Not a page of the documentation"),
+        },
+      },
+    },
+    "/llms.txt": {
+      get: {
+        operationId: "getLlmsTxt",
+        summary: "An index of the documentation for agents (llms.txt)",
+        security: publicRoute,
+        responses: {
+          200: ok("Links to the documentation's pages and API descriptions", {
+            type: "string",
+          }, "text/plain"),
+          400: malformedRequest,
+        },
+      },
+    },
+    "/mcp": {
+      post: {
+        operationId: "postMcpMessage",
+        summary: "The Model Context Protocol (Streamable HTTP, stateless): an API key's tools",
+        description: "JSON-RPC 2.0 messages of the Model Context Protocol (docs/agents.md). The " +
+          "key's scopes decide the tools listed and callable; a refused or failed call is a " +
+          "tool result with isError and `code: message` (REST's error code). No session: " +
+          "every request stands alone.",
+        security: agentSecurity,
+        parameters: [
+          {
+            name: "Accept",
+            in: "header",
+            required: true,
+            schema: { type: "string", example: "application/json, text/event-stream" },
+          },
+        ],
+        requestBody: {
+          required: true,
+          content: {
+            [json]: {
+              schema: {
+                description:
+                  "A JSON-RPC message, or a batch of at most 100 (at most 10 requests: " +
+                  "those beyond are answered with an error)",
+                oneOf: [jsonRpcMessage, { type: "array", items: jsonRpcMessage, maxItems: 100 }],
+              },
+            },
+          },
+        },
+        responses: {
+          200: ok("The JSON-RPC response (an array for a batch)", {
+            oneOf: [jsonRpcMessage, { type: "array", items: jsonRpcMessage }],
+          }),
+          202: { description: "Notifications or responses only: accepted, no body" },
+          400: ok("Not JSON, or not a JSON-RPC message (a JSON-RPC error)", jsonRpcError),
+          401: {
+            ...error("No API key, not an API key (the admin token included), revoked or expired"),
+            headers: {
+              "WWW-Authenticate": {
+                description: 'Bearer realm="mcp"',
+                schema: { type: "string" },
+              },
+            },
+          },
+          406: ok("Accept does not name application/json and text/event-stream", jsonRpcError),
+          413: error("Body over 1 MiB"),
+          415: ok("Content-Type is not application/json", jsonRpcError),
+          503: error("The database is unreachable"),
+        },
+      },
+      get: {
+        operationId: "getMcpStream",
+        summary: "No event stream is offered (stateless): 405 for a valid key",
+        security: agentSecurity,
+        responses: {
+          401: error("No API key, or not a valid one"),
+          405: ok("No stream: send messages with POST", jsonRpcError),
+          // Never a success: the transport's way to say there is no stream and no session.
+          default: error("503 unavailable: the database was unreachable while checking the key"),
+        },
+      },
+      delete: {
+        operationId: "deleteMcpSession",
+        summary: "No session to end (stateless): 405 for a valid key",
+        security: agentSecurity,
+        responses: {
+          401: error("No API key, or not a valid one"),
+          405: ok("No session: nothing to end", jsonRpcError),
+          // Never a success: the transport's way to say there is no stream and no session.
+          default: error("503 unavailable: the database was unreachable while checking the key"),
+        },
+      },
+    },
     "/{path}": {
       get: {
         operationId: "openLink",
@@ -999,6 +1256,40 @@ export const OPENAPI_DOCUMENT = {
           410: ok("The link has expired (by date or views) and has no expired_url", {
             type: "string",
           }, "text/html"),
+        },
+      },
+      post: {
+        operationId: "unlockLink",
+        security: publicRoute,
+        summary: "A password link's password (the form of its password page)",
+        description: "The right password gets the link's usual answer (as GET) and counts " +
+          "one view; a wrong one 401 and the page again; after 10 wrong ones from one address " +
+          "in 15 minutes, 503 with Retry-After.",
+        parameters: [pathParam("path")],
+        requestBody: {
+          required: true,
+          content: {
+            "application/x-www-form-urlencoded": {
+              schema: object({ password: { type: "string", maxLength: 1024 } }),
+            },
+          },
+        },
+        responses: {
+          200: ok("The link's preview or open-app page", { type: "string" }, "text/html"),
+          302: { description: "The link's usual redirect" },
+          401: ok("Wrong password: the password page again", { type: "string" }, "text/html"),
+          404: ok("Unknown, deactivated or archived link", { type: "string" }, "text/html"),
+          405: { description: "The link has no password: only GET and HEAD" },
+          410: ok("The link has expired", { type: "string" }, "text/html"),
+          503: {
+            ...ok("Too many wrong passwords (rate_limited)", { type: "string" }, "text/html"),
+            headers: {
+              "Retry-After": {
+                description: "seconds until a password is accepted again",
+                schema: { type: "integer", minimum: 1 },
+              },
+            },
+          },
         },
       },
     },
@@ -1046,3 +1337,14 @@ export const OPENAPI_DOCUMENT = {
     },
   },
 };
+
+// rest/middleware.ts refuses any body over 1 MiB on every method but GET and HEAD (the links
+// import has a limit of its own), before the route is reached: every such operation says so.
+for (const operations of Object.values(OPENAPI_DOCUMENT.paths)) {
+  for (const [method, operation] of Object.entries(operations)) {
+    const responses = (operation as { responses: Record<string, unknown> }).responses;
+    if (method !== "get" && !("413" in responses)) {
+      responses[413] = error("Body over 1 MiB");
+    }
+  }
+}

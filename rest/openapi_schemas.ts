@@ -28,6 +28,7 @@ import { androidApp, iosApp } from "../inputs/project_settings.ts";
 import { createDestinationBody, patchDestinationBody } from "../inputs/destinations.ts";
 import { createProjectBody, createTokenBody, updateProjectBody } from "../inputs/admin.ts";
 import { createManagedLinkBody, patchLinkBody } from "../inputs/links.ts";
+import type { SplitResults } from "../services/links/split_results.ts";
 import type { ManagedLink } from "../services/links/manage.ts";
 
 // Compile time: a zod shape's type and the service's type are the same (optional keys aside).
@@ -54,7 +55,7 @@ export const linkSchema = z.object({
   generated_from_platform: z.string(),
   data: z.record(z.string(), z.unknown()),
   sdk_generated: z.boolean(),
-  tags: z.array(z.unknown()),
+  tags: z.array(z.string()),
   active: z.boolean(),
   tracking_campaign: z.string().nullable(),
   tracking_source: z.string().nullable(),
@@ -69,6 +70,34 @@ const _link: Same<z.output<typeof linkSchema>, Link> = true;
 
 const total = z.int().min(0);
 
+const conditionsSchema = z.object({
+  country: z.array(z.string()).optional().meta({ description: "ISO 3166-1 alpha-2 codes" }),
+  language: z.array(z.string()).optional().meta({
+    description: "primary language subtags, matched against the most preferred language",
+  }),
+  platform: z.array(z.enum(["ios", "android", "desktop"])).optional(),
+  os: z.array(z.string()).optional().meta({ description: "OS families, as analytics name them" }),
+  query: z.record(z.string(), z.string()).optional().meta({
+    description: 'each query parameter equal to its value ("*": present)',
+  }),
+  referrer_host: z.array(z.string()).optional(),
+  ip: z.array(z.string()).optional().meta({ description: "CIDR ranges, IPv4 or IPv6" }),
+  from: dateTime.optional(),
+  until: dateTime.optional(),
+}).meta({ description: "All must hold; each list matches any of its values" });
+
+export const splitSchema = z.array(z.object({
+  url: z.string(),
+  weight: z.int().min(1).max(1000),
+})).min(2).max(10).meta({ description: "weighted variants, sticky per visitor" });
+
+export const ruleSchema = z.object({
+  name: z.string().optional(),
+  when: conditionsSchema,
+  url: z.string().optional(),
+  split: splitSchema.optional(),
+}).meta({ description: "url or split: where the hit goes when every condition holds" });
+
 export const managedLinkSchema = linkSchema.extend({
   created_at: dateTime,
   archived: z.boolean().meta({ description: "archived links leave the lists and answer 404" }),
@@ -79,8 +108,35 @@ export const managedLinkSchema = linkSchema.extend({
   }),
   state: z.enum(["active", "inactive", "archived", "expired"]),
   total_views: total,
+  rules: z.array(ruleSchema).max(50).meta({ description: "tried in order; the first match wins" }),
+  split: splitSchema.nullable().meta({ description: "for every hit no rule took" }),
+  forward_query: z.boolean(),
+  append_utm: z.boolean(),
+  password_protected: z.boolean(),
 });
 const _managed: Same<z.output<typeof managedLinkSchema>, ManagedLink> = true;
+
+export const splitResultsSchema = z.object({
+  rule: z.union([z.string(), z.int()]).nullable().meta({
+    description: "the rule whose split this is (name or 1-based index); null: the link's own",
+  }),
+  variants: z.array(z.object({
+    variant: z.int().min(1),
+    url: z.string(),
+    weight: z.int(),
+    views: total,
+    installs: total,
+    purchases: z.int(),
+    revenue: z.int().meta({ description: "minor currency units" }),
+    conversion_rate: z.number().meta({ description: "installs per view" }),
+    probability_best: z.number().min(0).max(1).meta({
+      description: "the probability that this variant's conversion rate is the highest " +
+        "(Beta posteriors from a uniform prior)",
+    }),
+  })),
+  enough_data: z.boolean().meta({ description: "false while a variant has under 100 views" }),
+});
+const _split: Same<z.output<typeof splitResultsSchema>, SplitResults> = true;
 
 export const importRefusedSchema = errorSchema.extend({
   errors: z.array(z.object({
@@ -96,7 +152,7 @@ export const linkMetricsSchema = z.object({
   title: z.string(),
   active: z.boolean(),
   sdk_generated: z.boolean(),
-  tags: z.array(z.unknown()),
+  tags: z.array(z.string()),
   // The contract lets an item without a campaign leave the field out (never null).
   tracking_campaign: z.string().optional().meta({ description: "absent without a campaign" }),
   total_views: total,
@@ -157,6 +213,13 @@ export const projectSchema = z.object({
     description: "host name the project's links are served on (null: LINK_BASE_URL's host)",
   }),
   apps: z.object({ ios: iosApp.optional(), android: androidApp.optional() }),
+  sdk_limits: z.object({
+    per_key: z.int().meta({ description: "SDK writes a minute for the project key" }),
+    per_address: z.int().meta({ description: "SDK writes a minute from one client address" }),
+  }).meta({
+    description: "What the project key may write a minute (a link or an event each); over a " +
+      "limit SDK writes answer 503 rate_limited",
+  }),
 });
 const _project: Same<z.output<typeof projectSchema>, Project> = true;
 
@@ -298,6 +361,8 @@ const COMPONENTS = {
   AuditLogPage: auditLogPageSchema,
   CreatedApiKey: createdApiKeySchema,
   Analytics: analyticsSchema,
+  SplitResults: splitResultsSchema,
+  Rule: ruleSchema,
   Redirect: redirectInput,
   Purchase: purchaseInput,
   IosApp: iosApp,
@@ -321,6 +386,21 @@ const COMPONENTS = {
 export type ComponentName = keyof typeof COMPONENTS;
 
 /**
+ * How zod schemas become JSON Schemas here and for the MCP tools (rest/mcp_tools.ts): the few
+ * values zod checks with code alone (JSON objects) become `type: object`, anything else zod
+ * cannot represent is a programming error.
+ */
+export const JSON_SCHEMA_RULES = {
+  unrepresentable: ({ zodSchema }) =>
+    zodSchema._zod.def.type === "custom" ? { type: "object" } : "throw",
+  // z.int()'s safe-integer bounds say nothing a client needs.
+  override: ({ jsonSchema }) => {
+    if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum;
+    if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
+  },
+} satisfies Pick<z.core.ToJSONSchemaParams, "unrepresentable" | "override">;
+
+/**
  * The JSON Schemas (2020-12, as OpenAPI 3.1 takes them) of every component. Request schemas are
  * converted on their input side: what a client sends, before transforms. The few values zod
  * checks with code alone (JSON objects) become `type: object`.
@@ -331,13 +411,7 @@ export function componentSchemas(): Record<ComponentName, Record<string, unknown
   const { schemas } = z.toJSONSchema(registry, {
     io: "input",
     uri: (id) => `#/components/schemas/${id}`,
-    unrepresentable: ({ zodSchema }) =>
-      zodSchema._zod.def.type === "custom" ? { type: "object" } : "throw",
-    // z.int()'s safe-integer bounds say nothing a client needs.
-    override: ({ jsonSchema }) => {
-      if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum;
-      if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
-    },
+    ...JSON_SCHEMA_RULES,
   });
   const out: Record<string, Record<string, unknown>> = {};
   for (const [id, schema] of Object.entries(schemas)) {

@@ -5,10 +5,12 @@ import { recordEvents } from "../services/events/record.ts";
 import { accessPath, createLink, getLinkForSdkOrThrow, toLink } from "../services/links/links.ts";
 import { projectMetricsEtag, projectMetricsJson } from "../services/links/metrics.ts";
 import {
+  admitSdkWrite,
   authenticateSdk,
   LINK_ENVIRONMENTS,
   METRICS_ENVIRONMENTS,
 } from "../services/access/sdk_auth.ts";
+import { clientAddress } from "../inputs/headers.ts";
 import { readBody, readJson } from "./body.ts";
 import type { AppDeps } from "../services/deps.ts";
 import type { AppEnv } from "./deps.ts";
@@ -42,15 +44,25 @@ async function sdkLink(deps: AppDeps, headers: Headers, path: string): Promise<R
 export function sdkRoutes(deps: AppDeps): Hono<AppEnv> {
   const { sql, config, clock } = deps;
   const app = new Hono<AppEnv>();
+  const headers = (c: Context<AppEnv>) => ({
+    projectKey: c.req.header("PROJECT-KEY"),
+    environment: c.req.header("ENVIRONMENT"),
+  });
   const authenticate = (c: Context<AppEnv>, allowed: ReadonlyMap<string, EnvironmentKind>) =>
-    authenticateSdk(sql, {
-      projectKey: c.req.header("PROJECT-KEY"),
-      environment: c.req.header("ENVIRONMENT"),
-    }, allowed);
+    authenticateSdk(sql, headers(c), allowed);
+  /** A write, counted against the project key's limits (services/sdk_limits.ts). */
+  const admitWrite = (c: Context<AppEnv>, weight: number) =>
+    admitSdkWrite(sql, headers(c), LINK_ENVIRONMENTS, {
+      address: clientAddress(c, config.trustProxy),
+      secret: deps.cursorSecret,
+      weight,
+      now: clock.now(),
+      logger: deps.logger,
+    });
 
   // POST /api/v1/sdk/generate_link – create a link and answer its URL
   app.post("/generate_link", async (c) => {
-    const environment = await authenticate(c, LINK_ENVIRONMENTS);
+    const environment = await admitWrite(c, 1);
     const input = await readBody(c, generateLinkBody);
     const row = await createLink(sql, environment.id, input);
     return c.json({ link: accessPath(config.linkBaseUrl, row) });
@@ -81,12 +93,17 @@ export function sdkRoutes(deps: AppDeps): Hono<AppEnv> {
 
   // POST /api/v1/sdk/events – ingest a batch of app events, all or nothing
   app.post("/events", async (c) => {
-    const environment = await authenticate(c, LINK_ENVIRONMENTS);
-    const events = parseIngestBody(await readJson(c), clock.now());
+    // The body is read first to count its events, but a malformed one is refused only after
+    // the key: a wrong key is 401 whatever the body.
+    const body = await readJson(c).then((value) => ({ value }), (error) => ({ error }));
+    const events = "value" in body ? (body.value as { events?: unknown })?.events : undefined;
+    const environment = await admitWrite(c, Array.isArray(events) ? events.length : 1);
+    if ("error" in body) throw body.error;
+    const parsed = parseIngestBody(body.value, clock.now());
     const result = await recordEvents(
       sql,
       { environment, clock, linkBaseUrl: config.linkBaseUrl },
-      events,
+      parsed,
     );
     return c.json(result, 202);
   });

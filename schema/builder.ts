@@ -30,7 +30,20 @@ builder.addScalarType(
         : DateTimeResolver.serialize(value),
   }),
 );
-builder.addScalarType("JSONObject", JSONObjectResolver);
+// graphql-jit prints "Scalar with variable inputs detected for parsing AST literals. This is not
+// supported." to stderr for every document with an inline JSONObject literal, because
+// graphql-scalars' parseLiteral declares a second parameter (the variables), which graphql-jit
+// never passes. The same function behind a rest parameter (whose length is 0) is called with
+// whatever each executor passes, as before, and graphql-jit no longer warns.
+const jsonObject = JSONObjectResolver.toConfig();
+builder.addScalarType(
+  "JSONObject",
+  new GraphQLScalarType({
+    ...jsonObject,
+    parseLiteral: (...args: Parameters<typeof JSONObjectResolver.parseLiteral>) =>
+      JSONObjectResolver.parseLiteral(...args),
+  }),
+);
 builder.addScalarType("SafeInt", SafeIntResolver);
 
 builder.queryType({

@@ -10,6 +10,7 @@ import {
   environmentProject,
   type LinkConnectionNode,
   type ProjectNode,
+  setSdkLimitsMutation,
 } from "../resolvers/environment.ts";
 import {
   createLinkMutation,
@@ -21,11 +22,21 @@ import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from "../inputs/links.ts";
 import type { LinkOrderField } from "../services/links/manage.ts";
 import { analyticsArgs, AnalyticsFilter } from "./analytics.ts";
 import { builder } from "./builder.ts";
-import { DesktopRedirectInput, LinkStateEnum, RedirectInput } from "./link.ts";
+import { DesktopRedirectInput, LinkStateEnum, RedirectInput, SplitVariantInput } from "./link.ts";
 import { AnalyticsRef, LinkRef, upperEnum } from "./refs.ts";
+
+const SdkLimits = builder.objectRef<ProjectNode["sdkLimits"]>("SdkLimits").implement({
+  description: "What the project key may write a minute (a link or an event each); over a " +
+    "limit SDK writes are refused with RATE_LIMITED.",
+  fields: (t) => ({
+    perKey: t.exposeInt("perKey", { description: "For the project key, from anywhere." }),
+    perAddress: t.exposeInt("perAddress", { description: "From one client address." }),
+  }),
+});
 
 const Project = builder.objectRef<ProjectNode>("Project").implement({
   fields: (t) => ({
+    sdkLimits: t.expose("sdkLimits", { type: SdkLimits }),
     id: t.exposeID("id", { description: "The project's hashid." }),
     name: t.exposeString("name"),
     enterprise: t.exposeBoolean("enterprise"),
@@ -153,6 +164,22 @@ const TEXT_FIELDS = [
   "trackingMedium",
 ] as const;
 
+/** Rules, split, forwarding and password, as REST takes them (rules as JSON objects). */
+// deno-lint-ignore no-explicit-any
+function decisionInputs(t: any) {
+  return {
+    rules: t.field({
+      type: ["JSONObject"],
+      description: "Up to 50 rules as REST takes them: {name, when: {country, language, " +
+        "platform, os, query, referrer_host, ip, from, until}, url | split}.",
+    }),
+    split: t.field({ type: [SplitVariantInput] }),
+    forwardQuery: t.boolean(),
+    appendUtm: t.boolean(),
+    password: t.string({ description: "Write-only; hashed. null removes it." }),
+  };
+}
+
 const CreateLinkInput = builder.inputType("CreateLinkInput", {
   description: "generateLink's fields, and a chosen path and expiry.",
   fields: (t) => ({
@@ -170,6 +197,7 @@ const CreateLinkInput = builder.inputType("CreateLinkInput", {
     expiresAt: t.field({ type: "DateTime" }),
     maxViews: t.int({ description: "Expire once this many views were counted." }),
     expiredUrl: t.string({ description: "Where an expired link redirects (else a 410 page)." }),
+    ...decisionInputs(t),
   }),
 });
 
@@ -190,8 +218,27 @@ const UpdateLinkInput = builder.inputType("UpdateLinkInput", {
     expiresAt: t.field({ type: "DateTime" }),
     maxViews: t.int(),
     expiredUrl: t.string(),
+    ...decisionInputs(t),
   }),
 });
+
+const SdkLimitsInput = builder.inputType("SdkLimitsInput", {
+  description: "Writes a minute, at least 1,000; absent: unchanged; null: the default.",
+  fields: (t) => ({ perKey: t.int(), perAddress: t.int() }),
+});
+
+builder.mutationField("setSdkLimits", (t) =>
+  t.field({
+    type: Project,
+    description: "As PATCH /api/v1/admin/projects/:hashid with sdk_limits, for the project of " +
+      "this environment. Takes the admin role on the project, or an API key with the `admin` " +
+      "scope.",
+    args: {
+      projectId: t.arg.id({ required: true }),
+      input: t.arg({ type: SdkLimitsInput, required: true }),
+    },
+    resolve: (_root, args, ctx) => setSdkLimitsMutation(ctx, args.projectId, args.input),
+  }));
 
 builder.mutationField("createLink", (t) =>
   t.field({

@@ -1,5 +1,12 @@
 import type { AnalyticsArgs } from "../resolvers/analytics.ts";
-import { linkAnalytics, linkMetrics, linkStateOf } from "../resolvers/link_fields.ts";
+import {
+  linkAnalytics,
+  linkMetrics,
+  linkSplitResults,
+  linkStateOf,
+} from "../resolvers/link_fields.ts";
+import type { LinkRuleNode, SplitVariantNode } from "../resolvers/nodes.ts";
+import type { SplitResultsNode } from "../resolvers/link_fields.ts";
 import type { LinkNode, RedirectNode } from "../resolvers/nodes.ts";
 import { generateLink, linkByPath } from "../resolvers/links.ts";
 import { LINK_STATES, type LinkState } from "../services/links/manage.ts";
@@ -21,6 +28,59 @@ export const RedirectRef = builder.objectRef<RedirectNode>("Redirect").implement
   fields: (t) => ({
     url: t.exposeString("url", { nullable: true }),
     openAppIfInstalled: t.exposeBoolean("openAppIfInstalled", { nullable: true }),
+  }),
+});
+
+export const SplitVariantRef = builder.objectRef<SplitVariantNode>("SplitVariant").implement({
+  description: "A weighted variant of a split.",
+  fields: (t) => ({
+    url: t.exposeString("url"),
+    weight: t.exposeInt("weight"),
+  }),
+});
+
+export const LinkRuleRef = builder.objectRef<LinkRuleNode>("LinkRule").implement({
+  description: "A redirect rule: when every condition of `when` holds (REST's names: country, " +
+    "language, platform, os, query, referrer_host, ip, from, until), the hit goes to `url`, or " +
+    "to a variant of `split`.",
+  fields: (t) => ({
+    name: t.exposeString("name", { nullable: true }),
+    when: t.expose("when", { type: "JSONObject" }),
+    url: t.exposeString("url", { nullable: true }),
+    split: t.expose("split", { type: [SplitVariantRef], nullable: true }),
+  }),
+});
+
+const VariantResultRef = builder.objectRef<SplitResultsNode["variants"][number]>(
+  "SplitVariantResult",
+).implement({
+  fields: (t) => ({
+    variant: t.exposeInt("variant"),
+    url: t.exposeString("url"),
+    weight: t.exposeInt("weight"),
+    views: t.exposeFloat("views"),
+    installs: t.exposeFloat("installs"),
+    purchases: t.exposeFloat("purchases"),
+    revenue: t.exposeFloat("revenue", { description: "Minor currency units." }),
+    conversionRate: t.exposeFloat("conversionRate", { description: "Installs per view." }),
+    probabilityBest: t.exposeFloat("probabilityBest", {
+      description: "The probability that this variant's conversion rate (installs per view) " +
+        "is the highest, from Beta posteriors.",
+    }),
+  }),
+});
+
+const SplitResultsRef = builder.objectRef<SplitResultsNode>("SplitResults").implement({
+  description: "As GET /api/v1/projects/:project_id/links/:link_path/split.",
+  fields: (t) => ({
+    rule: t.exposeString("rule", {
+      nullable: true,
+      description: "The rule whose split this is (its name or number); null: the link's own.",
+    }),
+    variants: t.expose("variants", { type: [VariantResultRef] }),
+    enoughData: t.exposeBoolean("enoughData", {
+      description: "False while a variant has under 100 views.",
+    }),
   }),
 });
 
@@ -64,6 +124,26 @@ LinkRef.implement({
       nullable: true,
       description: "Where an expired link redirects; null: a 410 page.",
     }),
+    rules: t.expose("rules", {
+      type: [LinkRuleRef],
+      description: "Tried in order; the first whose conditions all hold decides the hit.",
+    }),
+    split: t.expose("split", {
+      type: [SplitVariantRef],
+      nullable: true,
+      description: "The split of every hit no rule took.",
+    }),
+    forwardQuery: t.exposeBoolean("forwardQuery"),
+    appendUtm: t.exposeBoolean("appendUtm"),
+    passwordProtected: t.exposeBoolean("passwordProtected"),
+    splitResults: t.field({
+      type: SplitResultsRef,
+      nullable: true,
+      description: "A split's results (loaded for a whole page at once): the link's own split, " +
+        "or `rule`'s (a name or 1-based number); null when the link has no split.",
+      args: { rule: t.arg.string() },
+      resolve: (link, args, ctx, info) => linkSplitResults(link, args.rule, ctx, info),
+    }),
     metrics: t.field({
       type: LinkMetricsRef,
       description: "The link's lifetime counters (loaded for a whole page at once).",
@@ -82,6 +162,13 @@ export const RedirectInput = builder.inputType("RedirectInput", {
   fields: (t) => ({
     url: t.string(),
     openAppIfInstalled: t.boolean(),
+  }),
+});
+
+export const SplitVariantInput = builder.inputType("SplitVariantInput", {
+  fields: (t) => ({
+    url: t.string({ required: true }),
+    weight: t.int({ required: true, description: "1 to 1000" }),
   }),
 });
 

@@ -49,7 +49,7 @@ Deno.test("every operation of the table is a real one, and every scope is used",
   for (const access of Object.values(ROUTE_ACCESS)) {
     assert.ok(
       isOperation(access) ||
-        ["public", "sdk", "feed", "graphql", "sign_in", "signed_in"].includes(access),
+        ["public", "sdk", "feed", "graphql", "sign_in", "signed_in", "mcp"].includes(access),
       access,
     );
   }

@@ -7,12 +7,7 @@
 import assert from "node:assert/strict";
 import { parse } from "csv-parse/sync";
 import type { Locator, Page } from "playwright-core";
-import {
-  hasChromium,
-  hasHorizontalOverflow,
-  launchBrowser,
-  screenshot,
-} from "./helpers/browser.ts";
+import { hasHorizontalOverflow, launchBrowser, screenshot, test } from "./helpers/browser.ts";
 import { ManualClock } from "./helpers/clock.ts";
 import { writeCountryDatabase } from "./helpers/mmdb.ts";
 import { ingest, type Json } from "./helpers/sdk.ts";
@@ -66,9 +61,8 @@ async function clickAt(page: Page, target: Locator): Promise<void> {
   ]);
 }
 
-Deno.test({
+test({
   name: "analytics panel in Chromium: charts, table, zone, breakdowns that filter, CSV",
-  ignore: !hasChromium() && Deno.env.get("CI") !== "true",
   async fn() {
     const geoip = await writeCountryDatabase({
       "203.0.113.0/24": "DE",

@@ -605,8 +605,8 @@ Deno.test({
     const tgt = await postgresPlace();
     const file = await backupFile();
     try {
-      // As the version before migration 00022 left it: no feed_xid_offset() yet.
-      await migrateUpTo(src.env.DATABASE_URL!, 21);
+      // As the version before migration 00024 left it: no feed_xid_offset() yet.
+      await migrateUpTo(src.env.DATABASE_URL!, 23);
       const { sql, close } = await src.open();
       try {
         await sql`insert into instance_settings (key, value) values ('cursor_secret', 'kept')`;

@@ -3,7 +3,7 @@
 // download, sign out. Every page is shot at 390×844 and 1440×900 (light and dark) into
 // test-output/screenshots, and fails on horizontal overflow at 390 px or an unlabelled field.
 import assert from "node:assert/strict";
-import { checkPage, hasChromium, launchBrowser } from "./helpers/browser.ts";
+import { checkPage, launchBrowser, openLinkFormSections, test } from "./helpers/browser.ts";
 import { ManualClock } from "./helpers/clock.ts";
 import { Webhook } from "standardwebhooks";
 import { callOnHost } from "./helpers/host.ts";
@@ -19,9 +19,8 @@ import {
 
 const NOW = "2026-06-15T12:00:00.000Z";
 
-Deno.test({
+test({
   name: "dashboard in Chromium: every page works end to end, on a phone and a desktop",
-  ignore: !hasChromium() && Deno.env.get("CI") !== "true",
   async fn() {
     const srv = await startTestServer({ clock: new ManualClock(NOW) });
     const browser = await launchBrowser();
@@ -158,12 +157,21 @@ Deno.test({
       await checkPage(page, "09-links-empty");
       await page.click("text=Make your first link");
       await checkPage(page, "10-link-new");
+      // The destination comes first; the other groups open on demand.
+      assert.equal(
+        await page.getAttribute("form.link-form input:not([type=hidden])", "name"),
+        "desktop_url",
+      );
+      assert.equal(await page.isVisible("#f-data"), false, "the app data's group starts closed");
       await page.fill("#f-title", "Spring poster");
+      await openLinkFormSections(page);
       await page.fill("#f-data", "not json");
       await page.click("button:has-text('Create link')");
       assert.match(await page.textContent("#f-data-error") ?? "", /JSON object/);
       assert.equal(await page.inputValue("#f-title"), "Spring poster", "values are kept");
       await checkPage(page, "11-link-new-errors");
+      assert.equal(await page.isVisible("#f-data"), true, "a group with an error is open");
+      await openLinkFormSections(page);
       await page.fill("#f-data", '{"promo": "spring"}');
       await page.fill("#f-subtitle", "Twenty percent off");
       await page.fill("#f-tags", "print, spring");
@@ -216,8 +224,6 @@ Deno.test({
       await page.reload();
       assert.match(await page.textContent(".stats") ?? "", /Views\s*2/);
       await checkPage(page, "12-link");
-      // The README's picture: one desktop viewport of a link's page.
-      await page.screenshot({ path: "test-output/screenshots/readme-link-1440x900.png" });
       await page.click("button:has-text('Deactivate')");
       assert.match(await page.textContent(".notice") ?? "", /Link deactivated/);
       assert.equal(await host(desktopUa), 404);
@@ -345,9 +351,8 @@ Deno.test({
   },
 });
 
-Deno.test({
+test({
   name: "dashboard in Chromium: destinations against a real receiver, link domain and apps",
-  ignore: !hasChromium() && Deno.env.get("CI") !== "true",
   async fn() {
     // The clock reads the real time here: Standard Webhooks' verify() refuses a signature whose
     // timestamp is more than five minutes from now.

@@ -2,14 +2,12 @@
 // attempt fails (no app handles it), so the page must go on to the fallback; and the App Store
 // button copies the link for a deferred deep link before it leaves.
 import assert from "node:assert/strict";
-import { hasChromium, launchBrowser, screenshot } from "./helpers/browser.ts";
+import { launchBrowser, screenshot, SKIP_BROWSER_TESTS, test } from "./helpers/browser.ts";
 import { generateLink, linkMetrics } from "./helpers/sdk.ts";
 import { adminHeaders, call, createProject, startTestServer } from "./helpers/server.ts";
 
 const IPHONE_UA =
   "Mozilla/5.0 (iPhone; CPU iPhone OS 17_4 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.4 Mobile/15E148 Safari/604.1";
-
-if (!hasChromium()) throw new Error("Chromium is required: apt-get install chromium");
 
 const srv = await startTestServer();
 // A real receiver for the fallback: the custom redirect of the link.
@@ -20,9 +18,9 @@ const receiver = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, (
     headers: { "Content-Type": "text/html" },
   });
 });
-const browser = await launchBrowser();
+const browser = SKIP_BROWSER_TESTS ? undefined : await launchBrowser();
 Deno.test.afterAll(async () => {
-  await browser.close();
+  await browser?.close();
   await receiver.shutdown();
   await srv.close();
 });
@@ -44,7 +42,7 @@ const patched = await call(srv.url, "PATCH", `/api/v1/admin/projects/${project.h
 assert.equal(patched.status, 200, patched.text);
 
 async function iphonePage() {
-  const context = await browser.newContext({
+  const context = await browser!.newContext({
     userAgent: IPHONE_UA,
     viewport: { width: 390, height: 844 },
     deviceScaleFactor: 2,
@@ -54,7 +52,7 @@ async function iphonePage() {
   return { context, page: await context.newPage() };
 }
 
-Deno.test("iOS open-app page: after the scheme attempt fails, the browser goes to the fallback", async () => {
+test("iOS open-app page: after the scheme attempt fails, the browser goes to the fallback", async () => {
   const landing = `http://127.0.0.1:${receiver.addr.port}/landing`;
   const path = await generateLink(srv.url, project.key, "production", {
     title: "Spring sale",
@@ -81,7 +79,7 @@ Deno.test("iOS open-app page: after the scheme attempt fails, the browser goes t
   assert.equal((await linkMetrics(srv.url, project.key, path)).total_views, 1);
 });
 
-Deno.test("iOS open-app page, preview first: waits for a tap; the App Store button copies the link, then opens the store", async () => {
+test("iOS open-app page, preview first: waits for a tap; the App Store button copies the link, then opens the store", async () => {
   const path = await generateLink(srv.url, project.key, "production", {
     title: "Summer <sale> & more",
     subtitle: "Tap to open the app, or get it from the App Store",

@@ -68,8 +68,6 @@ Deno.test({
       const tookOverMs = Date.now() - killedAt;
       assert.ok(receiver.received.length >= 2, "no takeover");
       assert.ok(tookOverMs < 30_000, `took ${tookOverMs} ms`);
-      // deno-lint-ignore no-console
-      console.log({ tookOverMs });
       // The batch the dead instance had in flight is sent again, same id, same events.
       const [first, second] = receiver.received;
       assert.equal(second!.headers["webhook-id"], first!.headers["webhook-id"]);

@@ -93,6 +93,53 @@ Deno.test("resolveDestinationHost: bracketed literals and resolved names go thro
   );
 });
 
+Deno.test("resolveDestinationHost: a name with a public and a private address, or one that rebinds, is refused", async () => {
+  // A resolver standing in for DNS: what each lookup of the name answers, in turn.
+  const answers = (...rounds: string[][]) => {
+    let round = 0;
+    return (_host: string) =>
+      Promise.resolve(
+        rounds[Math.min(round++, rounds.length - 1)]!.map((address) => ({
+          address,
+          family: address.includes(":") ? 6 : 4,
+        })),
+      );
+  };
+  // One public address and one private one, in either order: refused, naming the private one.
+  for (const order of [["8.8.8.8", "10.0.0.5"], ["2001:4860:4860::8888", "192.168.1.1"]]) {
+    await assert.rejects(
+      () => resolveDestinationHost("mixed.example", false, answers(order)),
+      (err: Error) =>
+        err instanceof AddressRefused && /resolves to (10\.0\.0\.5|192\.168)/.test(err.message),
+    );
+  }
+  await assert.rejects(
+    () => resolveDestinationHost("mixed.example", false, answers(["10.0.0.5", "8.8.8.8"])),
+    AddressRefused,
+  );
+  // DNS rebinding: public when the destination was created, private at the next delivery's
+  // check, then public again. Each check resolves anew and judges what it got.
+  const rebinding = answers(["8.8.8.8"], ["169.254.169.254"], ["8.8.4.4"]);
+  assert.deepEqual(await resolveDestinationHost("rebind.example", false, rebinding), {
+    address: "8.8.8.8",
+    family: 4,
+  });
+  await assert.rejects(
+    () => resolveDestinationHost("rebind.example", false, rebinding),
+    (err: Error) => err instanceof AddressRefused && /169\.254\.169\.254/.test(err.message),
+  );
+  assert.equal(
+    (await resolveDestinationHost("rebind.example", false, rebinding)).address,
+    "8.8.4.4",
+  );
+  // The address connected to is the one checked (the first), never a fresh lookup's.
+  const v6first = answers(["2001:4860:4860::8844", "8.8.8.8"]);
+  assert.deepEqual(await resolveDestinationHost("dual.example", false, v6first), {
+    address: "2001:4860:4860::8844",
+    family: 6,
+  });
+});
+
 Deno.test("assertDestinationUrl: the IPv6 forms are 400 invalid_field naming the url", async () => {
   for (const url of ["http://[::127.0.0.1]/", "https://[::a9fe:a9fe]/latest/meta-data"]) {
     await assert.rejects(

@@ -249,8 +249,13 @@ Deno.test("event_stream event_types[] filters, and a cursor only continues its o
   assert.deepEqual(rest.events.map((e) => e.id), wanted.slice(2));
   assert.ok(rest.events.every((e) => e.type === "install" || e.type === "purchase"));
 
-  // Another filter set, narrower, wider or none, is a bad cursor.
-  for (const other of [["install"], ["install", "purchase", "view"], []]) {
+  // Another filter set, narrower, wider, as large but of other types, or none, is a bad cursor.
+  for (
+    const other of [["install"], ["install", "purchase", "view"], ["open", "view"], [
+      "install",
+      "open",
+    ], []]
+  ) {
     assertError(
       await readFeed(srv.url, env, token.value, { after: first.next_after, types: other }),
       400,

@@ -7,6 +7,7 @@ import { startBackgroundJobs } from "../services/maintenance/jobs.ts";
 import { silentLogger } from "./helpers/clock.ts";
 import { capture, readAll, readOk, sleep } from "./helpers/feed.ts";
 import { createFeedToken, createProject, startTestServer } from "./helpers/server.ts";
+import { gql } from "./helpers/graphql.ts";
 
 const DAY = 24 * 60 * 60 * 1000;
 const clock = new ManualClock("2026-04-01T12:00:00Z");
@@ -49,11 +50,28 @@ Deno.test("event_stream serves only events received in the last seven days, by t
     (await readAll(srv.url, p.productionId, token.value, { after })).events.map((e) => e.id);
   assert.deepEqual(await ids(), [...old, ...middle, ...recent]);
 
-  // Exactly seven days old is still inside; a millisecond more is not.
+  // Exactly seven days old is still inside; a millisecond more is not, filtered or not (a
+  // filtered read walks the events by type: its own statement, with its own cutoff).
+  const filtered = async (types: string[]) =>
+    (await readAll(srv.url, p.productionId, token.value, { types })).events
+      .map((e) => e.id);
   clock.set(new Date(start + 7 * DAY));
   assert.deepEqual(await ids(), [...old, ...middle, ...recent]);
+  assert.deepEqual(await filtered(["install", "purchase"]), [old[0], ...recent]);
   clock.set(new Date(start + 7 * DAY + 1));
   assert.deepEqual(await ids(), [...middle, ...recent]);
+  assert.deepEqual(await filtered(["install", "purchase"]), [...recent]);
+  assert.deepEqual(await filtered(["open"]), []);
+  // GraphQL's feed reads the same pages.
+  const graph = await gql(
+    srv.url,
+    `{ eventFeed(projectId: "${p.productionId}", eventTypes: [install, view]) {
+      edges { node { id } } } }`,
+    { headers: { Authorization: `Bearer ${token.value}` } },
+  );
+  assert.deepEqual(graph.data.eventFeed.edges.map((e: { node: { id: string } }) => e.node.id), [
+    ...middle,
+  ]);
   // A cursor pointing into expired events continues with what is retained.
   assert.deepEqual(await ids(firstPage.next_after), [...middle, ...recent]);
   clock.set(new Date(start + 13 * DAY + 1));

@@ -95,7 +95,9 @@ async function deno(args: string[]): Promise<{ ok: boolean; output: string }> {
   return { ok: out.success, output: decode(out.stdout) + decode(out.stderr) };
 }
 
-const denoCheck = (file: string) => deno(["check", "--config", `${repo}deno.json`, file]);
+// The generator and the typed-document types are test-only packages: tests/deno.json has them.
+const CONFIG = `${repo}tests/deno.json`;
+const denoCheck = (file: string) => deno(["check", "--config", CONFIG, file]);
 
 Deno.test("codegen's client preset on the committed SDL: typed documents that type-check and run", async () => {
   const dir = await Deno.makeTempDir({ prefix: "codegen-" });
@@ -104,6 +106,8 @@ Deno.test("codegen's client preset on the committed SDL: typed documents that ty
     // As docs/graphql.md runs it, in a process of its own with its own permissions.
     const generated = await deno([
       "run",
+      "--config",
+      CONFIG,
       "--allow-read",
       `--allow-write=${dir}`,
       "--allow-env",

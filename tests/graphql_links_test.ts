@@ -290,6 +290,9 @@ Deno.test("GraphiQL opens with a query of the admin graph that validates and run
   assert.deepEqual(JSON.parse(config.options.headers), {
     Authorization: "Bearer <admin token>",
   });
+  // The variables it needs are there to fill in (with a dashboard session, filled: see
+  // tests/dashboard_tour_browser_test.ts).
+  assert.deepEqual(JSON.parse(config.options.variables), { projectId: "<project_id>" });
   assert.deepEqual(validate(schema, parse(query)), []);
   assert.match(
     query,

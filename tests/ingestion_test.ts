@@ -346,6 +346,41 @@ Deno.test("POST /api/v1/sdk/events rejects the whole batch with a 400 naming the
   assert.equal(await countEvents(), before + 1);
 });
 
+Deno.test("POST /api/v1/sdk/events: a purchase missing several of its six fields is one 400 naming them all", async () => {
+  const cases: [Record<string, unknown>, string][] = [
+    [
+      { transaction_id: "t", amount: 100, product_id: "p" },
+      "events[1].purchase: version, currency and store are required",
+    ],
+    [
+      {},
+      "events[1].purchase: transaction_id, version, amount, currency, product_id and store are required",
+    ],
+    [
+      { transaction_id: "t", version: 1, amount: 100, currency: "EUR" },
+      "events[1].purchase: product_id and store are required",
+    ],
+    // One missing field reads as any field's error; a present but wrong value is named alone.
+    [
+      { transaction_id: "t", version: 1, amount: 100, currency: "EUR", product_id: "p" },
+      "events[1].purchase.store: is required",
+    ],
+    [
+      { transaction_id: "t", version: "1", amount: 100, currency: "EUR", product_id: "p" },
+      "events[1].purchase.version: must be a number, not a string",
+    ],
+  ];
+  const before = await countEvents();
+  for (const [purchase, message] of cases) {
+    const event = { type: "purchase", name: "purchase", occurred_at: NOW, purchase };
+    const ok = { type: "open", occurred_at: NOW };
+    const res = await sendEvents(srv.url, project.key, "production", [ok, event]);
+    assertError(res, 400, "invalid_field");
+    assert.equal((res.body as { error: { message: string } }).error.message, message);
+  }
+  assert.equal(await countEvents(), before, "nothing stored");
+});
+
 Deno.test("POST /api/v1/sdk/events: geo keeps only an ISO 3166-1 alpha-2 country", async () => {
   const p = await createProject(srv.url, { name: "Geo" });
   const geos = [

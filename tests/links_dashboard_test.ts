@@ -273,7 +273,7 @@ Deno.test("dashboard export: the links listed, archived ones too, not the apps',
   const base = `/dashboard/environments/${p.productionId}/links`;
   const imported = await postUpload(srv.url, `${base}/import`, c2, { _csrf: c2.csrf }, {
     name: "x.csv",
-    content: 'path,title,tags\nexp-a,A,\nexp-b,"B, quoted","[""t""]"\n',
+    content: 'path,title,tags\nexp-a,A,\nexp-b,"B, quoted","[""t""]"\nexp-c,=1+1,\n',
   });
   assert.equal(imported.status, 303, imported.text);
   await postForm(srv.url, `${base}/exp-b/archive`, c2, { _csrf: c2.csrf, archived: "true" });
@@ -286,9 +286,11 @@ Deno.test("dashboard export: the links listed, archived ones too, not the apps',
     `attachment; filename="links-${p.productionId}.csv"`,
   );
   const rows = parse(await res.text(), { columns: true }) as Record<string, string>[];
+  // A title a spreadsheet would run as a formula is written as text (services/csv_cells.ts).
   assert.deepEqual(rows.map((r) => [r.path, r.title, r.state, r.tags]), [
     ["exp-a", "A", "active", "[]"],
     ["exp-b", "B, quoted", "archived", '["t"]'],
+    ["exp-c", "'=1+1", "active", "[]"],
   ]);
   assert.ok(!rows.some((r) => r.path === sdkPath));
   // The admin API's export has the app's link too.

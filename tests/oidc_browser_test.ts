@@ -5,14 +5,13 @@
 // does not know is sent back to a clear refusal, signed out. Pages are shot at 390 and 1440 px,
 // light and dark, into test-output/screenshots.
 import assert from "node:assert/strict";
-import { checkPage, hasChromium, launchBrowser } from "./helpers/browser.ts";
+import { checkPage, launchBrowser, test } from "./helpers/browser.ts";
 import { ManualClock } from "./helpers/clock.ts";
 import { CLIENT_ID, CLIENT_SECRET, startProvider } from "./helpers/oidc_provider.ts";
 import { adminHeaders, call, freePort, startTestServer } from "./helpers/server.ts";
 
-Deno.test({
+test({
   name: "OpenID Connect in Chromium: Sign in with the provider, land in the dashboard",
-  ignore: !hasChromium() && Deno.env.get("CI") !== "true",
   async fn() {
     const port = freePort();
     const redirectUrl = `http://127.0.0.1:${port}/dashboard/sign-in/oidc/callback`;

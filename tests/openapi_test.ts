@@ -7,6 +7,7 @@ import { ERROR_STATUS } from "../services/errors.ts";
 import { FEED_EVENT_TYPES, INGESTED_EVENT_TYPES } from "../services/feed/envelope.ts";
 import { LINK_ENVIRONMENTS } from "../services/access/sdk_auth.ts";
 import { createApp } from "../app.ts";
+import { OpenApiConformance } from "./helpers/openapi_conformance.ts";
 
 const srv = await startTestServer();
 Deno.test.afterAll(() => srv.close());
@@ -118,6 +119,16 @@ Deno.test("closed sets are enums: ENVIRONMENT, event types, error codes", () => 
   assert.equal(feed503.headers["Retry-After"].schema.type, "integer");
 });
 
+Deno.test("tags are arrays of strings in Link, ManagedLink and LinkMetrics", () => {
+  const schemas = doc.components.schemas;
+  for (const name of ["Link", "ManagedLink", "LinkMetrics"]) {
+    assert.deepEqual(schemas[name].properties.tags, {
+      type: "array",
+      items: { type: "string" },
+    }, name);
+  }
+});
+
 Deno.test("Link and LinkMetrics mark what is always present as required", () => {
   const { Link, LinkMetrics } = doc.components.schemas;
   assert.deepEqual([...Link.required as string[]].sort(), Object.keys(Link.properties).sort());
@@ -163,4 +174,29 @@ Deno.test("deno task openapi writes the served document", async () => {
   } finally {
     await Deno.remove(file);
   }
+});
+
+Deno.test("the suite-wide check refuses an answer that drifts from the document", async () => {
+  const check = new OpenApiConformance();
+  const list = new Request("http://127.0.0.1/api/v1/admin/projects");
+  const project = {
+    id: "abc",
+    name: "A",
+    enterprise: false,
+    created_at: "2026-01-01T00:00:00.000Z",
+    environments: { production: { project_id: 1 }, test: { project_id: 2 } },
+    sdk_limits: { per_key: 100_000, per_address: 10_000 },
+  };
+  // The list as it was answered before link_domain and apps were read: refused, naming them.
+  check.observe(list, Response.json({ projects: [project] }));
+  await assert.rejects(() => check.settle(), /required property 'link_domain'/);
+  check.observe(list, Response.json({ projects: [{ ...project, link_domain: null, apps: {} }] }));
+  await check.settle();
+  // A status the operation does not document, and a route the document lacks.
+  check.observe(list, Response.json({ error: {} }, { status: 418 }));
+  check.observe(new Request("http://127.0.0.1/api/v1/nowhere"), Response.json({}));
+  await assert.rejects(() => check.settle(), /status 418 is not documented[^]*not in \/openapi/);
+  // This file's own server has been checked all along.
+  await call(srv.url, "GET", "/healthz");
+  assert.ok(srv.conformance.checked > 0);
 });

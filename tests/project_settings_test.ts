@@ -65,6 +65,15 @@ Deno.test("PATCH /admin/projects/:hashid sets link_domain and apps, normalised; 
   });
   assert.equal(res.body.project.project_key, undefined);
   assert.deepEqual(await getProject(p.hashid), res.body.project);
+  // The list shows each project as its own route does: link_domain and apps included.
+  const listed = await call(srv.url, "GET", "/api/v1/admin/projects?q=Settings", {
+    headers: adminHeaders,
+  });
+  assert.equal(listed.status, 200, listed.text);
+  assert.deepEqual(
+    listed.body.projects.find((l: Json) => l.id === p.hashid),
+    res.body.project,
+  );
 
   // One platform replaced, the other kept; null removes; an absent key changes nothing.
   const ios2 = { team_id: "ZYXWV98765", bundle_id: "com.acme.other" };

@@ -2,6 +2,7 @@
 // destination points at it, events are ingested over the SDK API, and the delivery worker signs
 // and posts them.
 import assert from "node:assert/strict";
+import { Webhook } from "standardwebhooks";
 import { ManualClock } from "./helpers/clock.ts";
 import { deliveryWorker } from "./helpers/receiver.ts";
 import { ingest } from "./helpers/sdk.ts";
@@ -129,5 +130,85 @@ Deno.test("docs/examples/webhook_receiver.ts, fed by the deliverer: verifies sig
     await worker.stop();
     controller.abort();
     await server.finished;
+  }
+});
+
+Deno.test("docs/webhooks.md shows docs/examples/webhook_receiver.ts as it is", async () => {
+  const file = await Deno.readTextFile("docs/examples/webhook_receiver.ts");
+  const page = await Deno.readTextFile("docs/webhooks.md");
+  const shown = page.match(/```ts\n(import \{ Webhook \}[\s\S]*?)```/)?.[1];
+  assert.equal(shown, file.slice(file.indexOf("import { Webhook }")));
+});
+
+/** The lines of a stream, one per read; a line that does not come within 10 s fails the test. */
+function lines(stream: ReadableStream<Uint8Array<ArrayBuffer>>) {
+  let buffer = "";
+  const reader = stream.pipeThrough(new TextDecoderStream()).pipeThrough(
+    new TransformStream<string, string>({
+      transform(chunk, out) {
+        const parts = (buffer + chunk).split("\n");
+        buffer = parts.pop()!;
+        for (const line of parts) out.enqueue(line);
+      },
+    }),
+  ).getReader();
+  return {
+    async next(): Promise<string> {
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new Error("no line within 10 s")), 10_000);
+      });
+      try {
+        const { value, done } = await Promise.race([reader.read(), timeout]);
+        if (done) throw new Error("the stream ended");
+        return value;
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+    cancel: () => reader.cancel(),
+  };
+}
+
+Deno.test("docs/examples/webhook_receiver.ts run as a program prints each request, event, repeat and refusal", async () => {
+  const secret = "whsec_" + btoa("a secret of the receiver's own, 32 bytes");
+  const child = new Deno.Command(Deno.execPath(), {
+    args: ["run", "--allow-net", "--allow-env", "docs/examples/webhook_receiver.ts"],
+    env: { WEBHOOK_SECRET: secret, PORT: "0", NO_COLOR: "1" },
+    stdout: "piped",
+    stderr: "piped",
+  }).spawn();
+  const out = lines(child.stdout);
+  const err = lines(child.stderr);
+  try {
+    // Deno.serve says where it listens, on stderr.
+    const port = (await err.next()).match(/Listening on http:\/\/[^:]+:(\d+)\//)?.[1];
+    assert.ok(port);
+    const post = async (id: string, events: object[], sign = true) => {
+      const body = JSON.stringify({ events });
+      const at = new Date();
+      const headers: Record<string, string> = {
+        "webhook-id": id,
+        "webhook-timestamp": String(Math.floor(at.getTime() / 1000)),
+        "webhook-signature": sign ? new Webhook(secret).sign(id, at, body) : "v1,forged",
+      };
+      const res = await fetch(`http://127.0.0.1:${port}/hooks`, { method: "POST", headers, body });
+      await res.body?.cancel();
+      return res.status;
+    };
+    const install = { id: "evt_1", type: "install", occurred_at: "2026-06-15T12:00:00.000Z" };
+    assert.equal(await post("msg_1", [install]), 204);
+    assert.equal(await out.next(), "received msg_1: 1 events");
+    assert.deepEqual(JSON.parse(await out.next()), install);
+    assert.equal(await post("msg_1", [install]), 204);
+    assert.equal(await out.next(), "received msg_1: 1 events");
+    assert.equal(await out.next(), "already processed evt_1");
+    assert.equal(await post("msg_2", [install], false), 401);
+    assert.equal(await out.next(), "refused msg_2: bad signature");
+  } finally {
+    child.kill();
+    await child.status;
+    await out.cancel();
+    await err.cancel();
   }
 });

@@ -1,5 +1,6 @@
-// The dashboard works without this file; it only adds copy buttons, select-on-focus for secrets
-// and a confirmation on forms that ask for one (data-confirm).
+// The dashboard works without this file; it only adds copy buttons, select-on-focus for secrets,
+// a confirmation on forms that ask for one (data-confirm), a written hint above tables that
+// scroll sideways, and the browser's own time zone for a new link's expiry.
 "use strict";
 
 document.addEventListener("click", async (event) => {
@@ -36,4 +37,28 @@ document.addEventListener("submit", (event) => {
 document.addEventListener("DOMContentLoaded", () => {
   document.querySelector('.tabs [aria-current="page"]')
     ?.scrollIntoView({ block: "nearest", inline: "nearest" });
+});
+
+// A table wider than its box says so above it (the box's edge shadows say it without scripts).
+function markScrolling() {
+  for (const note of document.querySelectorAll("[data-scroll-note]")) {
+    const box = note.nextElementSibling;
+    if (box) note.hidden = box.scrollWidth <= box.clientWidth + 1;
+  }
+}
+document.addEventListener("DOMContentLoaded", () => {
+  markScrolling();
+  if (typeof ResizeObserver === "function") {
+    new ResizeObserver(markScrolling).observe(document.documentElement);
+  } else {
+    globalThis.addEventListener("resize", markScrolling);
+  }
+});
+
+// An expiry not yet set is read in the browser's own zone (the server converts it to UTC).
+document.addEventListener("DOMContentLoaded", () => {
+  const select = document.querySelector("select[data-browser-zone]");
+  if (!select) return;
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  if (zone && [...select.options].some((o) => o.value === zone)) select.value = zone;
 });

@@ -4,7 +4,7 @@ import type { Account } from "../../services/access/accounts.ts";
 import type { ApiKeySummary, CreatedApiKey } from "../../services/access/api_keys.ts";
 import type { AuditEntry } from "../../services/access/audit.ts";
 import type { Member } from "../../services/access/members.ts";
-import { ROLES, SCOPES } from "../../services/access/permissions.ts";
+import { type Role, ROLES, SCOPES } from "../../services/access/permissions.ts";
 import type { Environment, Project } from "../../services/projects/projects.ts";
 import type { Session } from "../../services/access/sessions.ts";
 import {
@@ -18,6 +18,7 @@ import {
   Layout,
   Notice,
   SecretBox,
+  When,
 } from "../layout.tsx";
 import { BASE, may } from "../security.ts";
 
@@ -182,10 +183,14 @@ export function MembersPage(props: {
   notice?: string | undefined;
   error?: string | undefined;
   email?: string | undefined;
+  /** The role the add form had when it came back with an error. */
+  role?: Role | undefined;
 }) {
   const base = `${BASE}/projects/${props.project.id}/members`;
   const owner = may(props.session, "members.owners");
   const roles = ROLES.filter((r) => owner || r !== "owner");
+  // A project with members always has an owner among them: the first one added is it.
+  const first = props.members.length === 0;
   return (
     <Layout
       title="Members"
@@ -235,10 +240,9 @@ export function MembersPage(props: {
                             </select>
                             <button type="submit" class="button secondary">Change</button>
                           </form>
-                          <form method="post" action={`${base}/${m.account_id}/remove`}>
-                            <Csrf session={props.session} />
-                            <button type="submit" class="button danger">Remove</button>
-                          </form>
+                          <a class="button secondary" href={`${base}/${m.account_id}/remove`}>
+                            Remove…
+                          </a>
                         </div>
                       )
                       : <span class="badge on">{m.role}</span>}
@@ -259,12 +263,29 @@ export function MembersPage(props: {
               value={props.email}
               hint="The email of an account on this instance (the instance admin creates accounts)."
             />
-            <div class="field">
-              <label for="f-role">Role</label>
-              <select id="f-role" name="role">
-                {roles.map((r) => <option key={r} value={r} selected={r === "viewer"}>{r}</option>)}
-              </select>
-            </div>
+            {first
+              ? (
+                <div class="field">
+                  <input type="hidden" name="role" value="owner" />
+                  <p class="field-note" id="f-role-first">
+                    <strong>Role: owner.</strong>{" "}
+                    The first member is the project's owner: a project with members always has one.
+                    Add the others with their roles next.
+                  </p>
+                </div>
+              )
+              : (
+                <div class="field">
+                  <label for="f-role">Role</label>
+                  <select id="f-role" name="role">
+                    {roles.map((r) => (
+                      <option key={r} value={r} selected={r === (props.role ?? "viewer")}>
+                        {r}
+                      </option>
+                    ))}
+                  </select>
+                </div>
+              )}
             <button type="submit" class="button">Add member</button>
           </form>
         </section>
@@ -304,7 +325,9 @@ export function AuditPage(props: {
                 <tbody>
                   {props.entries.map((e) => (
                     <tr>
-                      <td>{formatDate(e.at)}</td>
+                      <td>
+                        <When at={e.at} />
+                      </td>
                       <td>
                         {e.actor.name}
                         {e.actor.type !== "admin_token" && (
@@ -388,10 +411,9 @@ export function AccountsPage(props: {
                     <span class="title">{a.name}</span>
                     <p class="muted">{a.email} · created {formatDate(a.created_at)}</p>
                   </div>
-                  <form method="post" action={`${BASE}/accounts/${a.id}/remove`}>
-                    <Csrf session={props.session} />
-                    <button type="submit" class="button danger">Remove</button>
-                  </form>
+                  <a class="button secondary" href={`${BASE}/accounts/${a.id}/remove`}>
+                    Remove…
+                  </a>
                 </li>
               ))}
             </ul>
@@ -406,6 +428,68 @@ export function AccountsPage(props: {
             <button type="submit" class="button">Create account</button>
           </form>
         </section>
+      </div>
+    </Layout>
+  );
+}
+
+/** Asks before removing an account: what goes with it, and that it cannot be undone. */
+export function RemoveAccountPage(props: { session: Session; account: Account }) {
+  const a = props.account;
+  return (
+    <Layout
+      title="Remove an account"
+      session={props.session}
+      crumbs={[
+        { label: "Projects", href: BASE },
+        { label: "Accounts", href: `${BASE}/accounts` },
+        { label: "Remove an account" },
+      ]}
+    >
+      <div class="card">
+        <h1>Remove {a.name}?</h1>
+        <p>
+          <strong>{a.email}</strong>{" "}
+          can no longer sign in: their sessions end at once, on every instance; they leave every
+          project, and the API keys they created are revoked. The audit log keeps their name. This
+          cannot be undone (an account made again with the same email starts with no projects).
+        </p>
+        <div class="actions">
+          <form method="post" action={`${BASE}/accounts/${a.id}/remove`}>
+            <Csrf session={props.session} />
+            <button type="submit" class="button danger">Remove the account</button>
+          </form>
+          <a href={`${BASE}/accounts`}>Cancel</a>
+        </div>
+      </div>
+    </Layout>
+  );
+}
+
+/** Asks before removing a member from a project. */
+export function RemoveMemberPage(props: { session: Session; project: Project; member: Member }) {
+  const m = props.member;
+  const base = `${BASE}/projects/${props.project.id}/members`;
+  return (
+    <Layout
+      title="Remove a member"
+      session={props.session}
+      crumbs={projectCrumbs(props.project, "Remove a member")}
+    >
+      <div class="card">
+        <h1>Remove {m.name} from {props.project.name}?</h1>
+        <p>
+          <strong>{m.email}</strong> ({m.role}){" "}
+          loses this project at their next request, on every instance, and the API keys they created
+          for it are revoked. Their account stays; add them again to give access back.
+        </p>
+        <div class="actions">
+          <form method="post" action={`${base}/${m.account_id}/remove`}>
+            <Csrf session={props.session} />
+            <button type="submit" class="button danger">Remove the member</button>
+          </form>
+          <a href={base}>Cancel</a>
+        </div>
       </div>
     </Layout>
   );

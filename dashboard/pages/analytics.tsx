@@ -9,15 +9,19 @@ import {
   ALL_INTERVALS,
   ALL_METRICS,
   type AnalyticsForm,
+  chartTop,
+  CURRENCIES,
   DEFAULT_METRICS,
   DIMENSION_LABELS,
+  formatMetric,
   formMetrics,
   formUrl,
   INTERVAL_LABELS,
   METRIC_LABELS,
+  metricLabel,
   presets,
 } from "../analytics_form.ts";
-import { Empty, formatNumber, Notice } from "../layout.tsx";
+import { Empty, Notice } from "../layout.tsx";
 
 export interface Breakdown {
   dimension: Dimension;
@@ -160,11 +164,12 @@ export function AnalyticsPanel(props: AnalyticsPanelProps) {
                       metric={m}
                       answer={data.series}
                       rangeText={rangeText}
+                      currency={form.currency}
                     />
                   ))}
                 </div>
               )}
-            <SeriesTable answer={data.series} metrics={metrics} />
+            <SeriesTable answer={data.series} metrics={metrics} currency={form.currency} />
             <div class="actions">
               <a
                 class="button secondary"
@@ -179,7 +184,8 @@ export function AnalyticsPanel(props: AnalyticsPanelProps) {
         )}
       </section>
       {data && !empty && (
-        <div class="grid breakdowns">
+        // Beyond two metrics a breakdown's columns need the page's whole width.
+        <div class={metrics.length > 2 ? "grid breakdowns wide" : "grid breakdowns"}>
           {data.breakdowns.map((b) => (
             <BreakdownTable breakdown={b} form={form} base={props.base} metrics={metrics} />
           ))}
@@ -249,6 +255,19 @@ function AnalyticsFormView(props: AnalyticsPanelProps) {
           ))}
         </div>
       </fieldset>
+      <div class="field ac-currency">
+        <label for="ac-currency">Show revenue in</label>
+        <p class="hint" id="ac-currency-hint">
+          Purchases are summed as your apps send them, in minor units (cents): name their currency
+          to read the sum as money.
+        </p>
+        <select id="ac-currency" name="currency" aria-describedby="ac-currency-hint">
+          <option value="" selected={form.currency === ""}>Minor units</option>
+          {CURRENCIES.map((c) => (
+            <option key={c} value={c} selected={c === form.currency}>{c}</option>
+          ))}
+        </select>
+      </div>
       {form.filters.map(HiddenFilter)}
       <button type="submit" class="button">Show</button>
     </form>
@@ -261,21 +280,25 @@ const HEADROOM = 0;
 /** Beyond this many buckets, an area under a line instead of bars. */
 const MAX_BARS = 62;
 
-function MetricChart(props: { metric: string; answer: AnalyticsAnswer; rangeText: string }) {
-  const { metric, answer } = props;
+function MetricChart(
+  props: { metric: string; answer: AnalyticsAnswer; rangeText: string; currency: string },
+) {
+  const { metric, answer, currency } = props;
   const points = answer.series ?? [];
   const values = points.map((p) => Number(p[metric] ?? 0));
   const max = Math.max(0, ...values);
-  const top = max > 0 ? max : 1;
+  // Whole-number ticks: the scale's top and middle are whole (every metric counts whole units).
+  const top = chartTop(max);
   const y = (v: number) => HEIGHT - (Math.max(0, v) / top) * (HEIGHT - HEADROOM);
   const n = Math.max(1, points.length);
-  const label = METRIC_LABELS[metric] ?? metric;
+  const label = metricLabel(metric, currency);
+  const show = (v: number) => formatMetric(metric, v, currency);
   const interval = answer.interval ?? "day";
   const peakAt = values.indexOf(max);
   const id = `ac-${metric}`;
   const total = Number(answer.totals[metric] ?? 0);
   const desc = max > 0
-    ? `Total ${formatNumber(total)}. Highest ${formatNumber(max)}, ${
+    ? `Total ${show(total)}. Highest ${show(max)}, ${
       bucketLabel(points[peakAt]!.start, interval)
     }. ${points.length} ${interval}s; the table below lists each.`
     : `None in this range (${points.length} ${interval}s).`;
@@ -283,14 +306,14 @@ function MetricChart(props: { metric: string; answer: AnalyticsAnswer; rangeText
   return (
     <figure class={`ac-figure m-${metric}`}>
       <figcaption>
-        <span>{label}</span> <strong>{formatNumber(total)}</strong>
+        <span>{label}</span> <strong>{show(total)}</strong>
       </figcaption>
       <div class="plot">
         <div class="y-axis" aria-hidden="true">
-          <span>{max > 0 ? formatNumber(max) : ""}</span>
-          <span>{max > 0 ? formatNumber(max / 2) : ""}</span>
-          <span>0</span>
-          <span>{formatNumber(max)}</span>
+          <span>{max > 0 ? show(top) : ""}</span>
+          <span>{max > 0 ? show(top / 2) : ""}</span>
+          <span>{show(0)}</span>
+          <span>{show(top)}</span>
         </div>
         <svg
           viewBox={`0 0 ${n} ${HEIGHT}`}
@@ -313,7 +336,7 @@ function MetricChart(props: { metric: string; answer: AnalyticsAnswer; rangeText
                 width="0.7"
                 height={(HEIGHT - y(v)).toFixed(2)}
               >
-                <title>{`${bucketLabel(points[i]!.start, interval)}: ${formatNumber(v)}`}</title>
+                <title>{`${bucketLabel(points[i]!.start, interval)}: ${show(v)}`}</title>
               </rect>
             ))
             : (
@@ -331,9 +354,7 @@ function MetricChart(props: { metric: string; answer: AnalyticsAnswer; rangeText
                 />
                 {values.map((v, i) => (
                   <rect class="ac-hit" x={i} y="0" width="1" height={HEIGHT}>
-                    <title>
-                      {`${bucketLabel(points[i]!.start, interval)}: ${formatNumber(v)}`}
-                    </title>
+                    <title>{`${bucketLabel(points[i]!.start, interval)}: ${show(v)}`}</title>
                   </rect>
                 ))}
               </>
@@ -352,16 +373,18 @@ function MetricChart(props: { metric: string; answer: AnalyticsAnswer; rangeText
   );
 }
 
-function SeriesTable(props: { answer: AnalyticsAnswer; metrics: string[] }) {
+function SeriesTable(props: { answer: AnalyticsAnswer; metrics: string[]; currency: string }) {
+  const show = (m: string, v: unknown) => formatMetric(m, Number(v ?? 0), props.currency);
   const points: Point[] = props.answer.series ?? [];
   const interval = props.answer.interval ?? "day";
   return (
     <details class="ac-table">
       <summary>Show as a table ({points.length} {interval}s)</summary>
-      <div class="table-scroll">
+      <ScrollNote />
+      <div class="table-scroll scroll-x">
         <table>
           <caption class="visually-hidden">
-            {props.metrics.map((m) => METRIC_LABELS[m]).join(", ")} per {interval}
+            {props.metrics.map((m) => metricLabel(m, props.currency)).join(", ")} per {interval}
           </caption>
           <thead>
             <tr>
@@ -370,7 +393,7 @@ function SeriesTable(props: { answer: AnalyticsAnswer; metrics: string[] }) {
               </th>
               {props.metrics.map((m) => (
                 <th scope="col" class="num">
-                  {METRIC_LABELS[m]}
+                  {metricLabel(m, props.currency)}
                 </th>
               ))}
             </tr>
@@ -379,11 +402,7 @@ function SeriesTable(props: { answer: AnalyticsAnswer; metrics: string[] }) {
             {points.map((p) => (
               <tr>
                 <th scope="row">{bucketLabel(p.start, interval)}</th>
-                {props.metrics.map((m) => (
-                  <td class="num">
-                    {formatNumber(Number(p[m] ?? 0))}
-                  </td>
-                ))}
+                {props.metrics.map((m) => <td key={m} class="num">{show(m, p[m])}</td>)}
               </tr>
             ))}
           </tbody>
@@ -391,7 +410,7 @@ function SeriesTable(props: { answer: AnalyticsAnswer; metrics: string[] }) {
             <tr>
               <th scope="row">Total</th>
               {props.metrics.map((m) => (
-                <td class="num">{formatNumber(Number(props.answer.totals[m] ?? 0))}</td>
+                <td key={m} class="num">{show(m, props.answer.totals[m])}</td>
               ))}
             </tr>
           </tfoot>
@@ -401,10 +420,10 @@ function SeriesTable(props: { answer: AnalyticsAnswer; metrics: string[] }) {
   );
 }
 
-/** A metric's column in a breakdown: its name without the unit, which the chart states. */
-function MetricHeader(props: { metric: string }) {
-  const full = METRIC_LABELS[props.metric] ?? props.metric;
-  const short = full.replace(/ \(.*\)$/, "");
+/** A metric's column in a breakdown: its short name, the unit in the title (the chart says it). */
+function MetricHeader(props: { metric: string; currency: string }) {
+  const full = metricLabel(props.metric, props.currency);
+  const short = METRIC_LABELS[props.metric] ?? props.metric;
   return (
     <th scope="col" class="num" title={short === full ? undefined : full}>
       {short}
@@ -412,11 +431,19 @@ function MetricHeader(props: { metric: string }) {
   );
 }
 
-const metricHeader = (metric: string) => <MetricHeader metric={metric} />;
+/**
+ * Said above a table that scrolls sideways (app.js shows it when it does; without scripts the
+ * edge shadows of .scroll-x say it alone).
+ */
+export function ScrollNote() {
+  return <p class="scroll-note" data-scroll-note hidden>Scroll sideways for more columns →</p>;
+}
 
 function BreakdownTable(
   props: { breakdown: Breakdown; form: AnalyticsForm; base: string; metrics: string[] },
 ) {
+  const currency = props.form.currency;
+  const show = (m: string, v: unknown) => formatMetric(m, Number(v ?? 0), currency);
   const { dimension, label, answer } = props.breakdown;
   const first = props.metrics[0]!;
   const whole = Number(answer.totals[first] ?? 0);
@@ -427,57 +454,65 @@ function BreakdownTable(
     <section class="card breakdown" aria-labelledby={id}>
       <h2 id={id}>{label}</h2>
       {groups.length === 0 ? <p class="muted">None in this range.</p> : (
-        <div class="table-scroll">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">{DIMENSION_LABELS[dimension]}</th>
-                <MetricHeader metric={first} />
-                <th scope="col" class="num">Share</th>
-                {props.metrics.slice(1).map(metricHeader)}
-              </tr>
-            </thead>
-            <tbody>
-              {groups.map((g) => {
-                const part = Number(g.totals[first] ?? 0);
-                const text = keyLabel(dimension, g.key);
-                // A known value filters by it; "unknown" cannot be asked for by value.
-                const href = g.key === null || filtered ? null : formUrl(props.base, {
-                  ...props.form,
-                  filters: [...props.form.filters, [dimension, g.key]],
-                });
-                return (
-                  <tr class={href ? "filterable" : undefined}>
-                    <th scope="row" class="key">
-                      {href
-                        ? (
-                          <a href={href} title={`Only ${text}`}>
-                            {text}
-                          </a>
-                        )
-                        : <span class={g.key === null ? "muted" : undefined}>{text}</span>}
-                    </th>
-                    <td class="num">{formatNumber(part)}</td>
-                    <td class="num share">
-                      <span>{share(part, whole)}</span>
-                      <svg viewBox="0 0 100 4" preserveAspectRatio="none" aria-hidden="true">
-                        <rect class="bar-track" width="100" height="4" />
-                        <rect
-                          class="bar-fill"
-                          width={whole > 0 ? Math.max(0, (part / whole) * 100).toFixed(2) : "0"}
-                          height="4"
-                        />
-                      </svg>
-                    </td>
-                    {props.metrics.slice(1).map((m) => (
-                      <td class="num">{formatNumber(Number(g.totals[m] ?? 0))}</td>
-                    ))}
-                  </tr>
-                );
-              })}
-            </tbody>
-          </table>
-        </div>
+        <>
+          <ScrollNote />
+          <div class="table-scroll scroll-x">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">{DIMENSION_LABELS[dimension]}</th>
+                  <MetricHeader metric={first} currency={currency} />
+                  <th scope="col" class="num">Share</th>
+                  {props.metrics.slice(1).map((m) => (
+                    <MetricHeader
+                      metric={m}
+                      currency={currency}
+                    />
+                  ))}
+                </tr>
+              </thead>
+              <tbody>
+                {groups.map((g) => {
+                  const part = Number(g.totals[first] ?? 0);
+                  const text = keyLabel(dimension, g.key);
+                  // A known value filters by it; "unknown" cannot be asked for by value.
+                  const href = g.key === null || filtered ? null : formUrl(props.base, {
+                    ...props.form,
+                    filters: [...props.form.filters, [dimension, g.key]],
+                  });
+                  return (
+                    <tr class={href ? "filterable" : undefined}>
+                      <th scope="row" class="key">
+                        {href
+                          ? (
+                            <a href={href} title={`Only ${text}`}>
+                              {text}
+                            </a>
+                          )
+                          : <span class={g.key === null ? "muted" : undefined}>{text}</span>}
+                      </th>
+                      <td class="num">{show(first, part)}</td>
+                      <td class="num share">
+                        <span>{share(part, whole)}</span>
+                        <svg viewBox="0 0 100 4" preserveAspectRatio="none" aria-hidden="true">
+                          <rect class="bar-track" width="100" height="4" />
+                          <rect
+                            class="bar-fill"
+                            width={whole > 0 ? Math.max(0, (part / whole) * 100).toFixed(2) : "0"}
+                            height="4"
+                          />
+                        </svg>
+                      </td>
+                      {props.metrics.slice(1).map((m) => (
+                        <td class="num">{show(m, g.totals[m])}</td>
+                      ))}
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
+        </>
       )}
       {groups.length > 0 && (
         <p class="hint">

@@ -16,6 +16,7 @@ import {
   formatNumber,
   Layout,
   Notice,
+  SecretBox,
 } from "../layout.tsx";
 
 /** What the add form shows again beside its errors. */
@@ -38,36 +39,6 @@ export interface TestOutcome {
 }
 
 const STATE_LABEL = { active: "Active", paused: "Paused", failing: "Failing" } as const;
-
-/**
- * A webhook secret shown this once. Unlike keys and tokens it is kept encrypted (it must sign
- * every delivery), so the wording differs from layout.tsx's SecretBox.
- */
-function WebhookSecret(props: { label: string; value: string }) {
-  return (
-    <section class="secret" aria-labelledby="webhook-secret-label">
-      <h2 id="webhook-secret-label">{props.label}</h2>
-      <p class="warn">
-        <strong>Copy it now: you will not see this again.</strong>{" "}
-        Your receiver verifies every delivery's <code>webhook-signature</code>{" "}
-        with it (any Standard Webhooks library does).
-      </p>
-      <div class="copy-row">
-        <input
-          id="webhook-secret"
-          class="mono"
-          type="text"
-          readonly
-          value={props.value}
-          aria-label={props.label}
-        />
-        <button type="button" class="button" data-copy="webhook-secret">Copy</button>
-      </div>
-      <p class="copy-status" role="status" aria-live="polite" data-copy-status="webhook-secret">
-      </p>
-    </section>
-  );
-}
 
 function TestResult(props: { outcome: TestOutcome }) {
   const o = props.outcome;
@@ -164,7 +135,12 @@ export function DestinationsPage(props: {
       />
       {props.notice && <Notice>{props.notice}</Notice>}
       {props.test && <TestResult outcome={props.test} />}
-      {props.secret && <WebhookSecret {...props.secret} />}
+      {props.secret && (
+        <SecretBox {...props.secret} id="webhook-secret">
+          Your receiver verifies every delivery's <code>webhook-signature</code>{" "}
+          with it (any Standard Webhooks library does).
+        </SecretBox>
+      )}
       <div class="grid">
         <section class="card" aria-labelledby="dest-h">
           <h2 id="dest-h">Push destinations</h2>

@@ -7,7 +7,8 @@ import type { ImportError } from "../../services/links/csv.ts";
 import type { LinkState } from "../../services/links/manage.ts";
 import type { Environment } from "../../services/projects/projects.ts";
 import type { Session } from "../../services/access/sessions.ts";
-import type { LinkFormValues } from "../forms.ts";
+import { EXPIRY_ZONES, type LinkFormValues } from "../forms.ts";
+import { formatMetric, metricLabel } from "../analytics_form.ts";
 import { may } from "../security.ts";
 import { AnalyticsPanel, type AnalyticsPanelProps } from "./analytics.tsx";
 import {
@@ -21,6 +22,7 @@ import {
   formatDate,
   formatNumber,
   Layout,
+  LinkUrl,
   Notice,
 } from "../layout.tsx";
 
@@ -63,7 +65,7 @@ export function LinksPage(props: {
   /** The state filter ("" for every link but the archived ones). */
   state: LinkState | "";
   page: DashboardLinkPage;
-  linkBaseUrl: string;
+  linkUrl: (path: string) => string;
   notice?: string | undefined;
   importReport?: ImportReport | undefined;
 }) {
@@ -133,7 +135,9 @@ export function LinksPage(props: {
                   Make a link for a campaign, a poster or a newsletter: each gets a short URL, a QR
                   code and its own counters.
                 </p>
-                <a class="button" href={`${base}/links/new`}>Make your first link</a>
+                {may(props.session, "links.write") && (
+                  <a class="button" href={`${base}/links/new`}>Make your first link</a>
+                )}
               </Empty>
             ))
           : (
@@ -143,7 +147,7 @@ export function LinksPage(props: {
                   <div class="main">
                     <a class="title" href={`${base}/links/${l.path}`}>{l.title || l.path}</a>
                     <p class="muted">
-                      <code>{`${props.linkBaseUrl}/${l.path}`}</code>
+                      <LinkUrl url={props.linkUrl(l.path)} />
                     </p>
                     {l.tags.length > 0 && (
                       <span class="tags">
@@ -182,9 +186,9 @@ export function LinksPage(props: {
 }
 
 /**
- * The CSV import (a file upload, all or nothing; a refused file's report of bad rows) and the
- * export download. The form token comes before the file input: the upload is read as it
- * arrives, and the token is checked before the file is.
+ * The CSV export download, and for those who may make links the import (a file upload, all or
+ * nothing; a refused file's report of bad rows). The form token comes before the file input:
+ * the upload is read as it arrives, and the token is checked before the file is.
  */
 function ImportExport(props: {
   session: Session;
@@ -192,14 +196,22 @@ function ImportExport(props: {
   report: ImportReport | undefined;
 }) {
   const errors = props.report?.errors ?? [];
+  const canImport = may(props.session, "links.write");
+  const exportLink = (
+    <a class="button secondary" href={`${props.base}/links/export.csv`} download>
+      Export all links (CSV)
+    </a>
+  );
   return (
     <section class="card" aria-labelledby="import-h">
-      <h2 id="import-h">Import and export</h2>
-      <p class="muted import-intro">
-        A CSV with a header row of field names (<code>path</code>, <code>title</code>,{" "}
-        <code>desktop_url</code>, …) and up to 100,000 links. Either every row is imported or none
-        is: a file with a bad row changes nothing, and the report names each bad row.
-      </p>
+      <h2 id="import-h">{canImport ? "Import and export" : "Export"}</h2>
+      {canImport && (
+        <p class="muted import-intro">
+          A CSV with a header row of field names (<code>path</code>, <code>title</code>,{" "}
+          <code>desktop_url</code>, …) and up to 100,000 links. Either every row is imported or none
+          is: a file with a bad row changes nothing, and the report names each bad row.
+        </p>
+      )}
       {props.report && (
         <div class="import-report" role="group" aria-labelledby="import-report-h">
           <h3 id="import-report-h">Import report</h3>
@@ -234,30 +246,262 @@ function ImportExport(props: {
           </p>
         </div>
       )}
-      <form
-        method="post"
-        action={`${props.base}/links/import`}
-        enctype="multipart/form-data"
-        class="import-form"
-      >
-        <Csrf session={props.session} />
-        <div class="field">
-          <label for="f-file">CSV file</label>
-          <input id="f-file" type="file" name="file" accept=".csv,text/csv" required />
-        </div>
-        <div class="actions">
-          <button type="submit" class="button">Import</button>
-          <a class="button secondary" href={`${props.base}/links/export.csv`} download>
-            Export all links (CSV)
-          </a>
-        </div>
-      </form>
+      {canImport
+        ? (
+          <form
+            method="post"
+            action={`${props.base}/links/import`}
+            enctype="multipart/form-data"
+            class="import-form"
+          >
+            <Csrf session={props.session} />
+            <div class="field">
+              <label for="f-file">CSV file</label>
+              <input id="f-file" type="file" name="file" accept=".csv,text/csv" required />
+            </div>
+            <div class="actions">
+              <button type="submit" class="button">Import</button>
+              {exportLink}
+            </div>
+          </form>
+        )
+        : <div class="actions">{exportLink}</div>}
       <p class="muted import-note">
         The export has every link listed here, archived ones included, with its state and lifetime
         counters, and imports as it is into another environment. (Links your apps make are in the
         admin API's export.)
       </p>
     </section>
+  );
+}
+
+/** One field of the link form, as data: a text input (or textarea) or a checkbox. */
+type FormField =
+  | {
+    kind: "text";
+    name: Exclude<keyof LinkFormValues, CheckboxName | "expires_at" | "expires_tz">;
+    label: string;
+    type?: "url";
+    hint?: string;
+    placeholder?: string;
+    multiline?: boolean;
+    /** Only on the create form (a path never changes). */
+    newOnly?: boolean;
+  }
+  | { kind: "check"; name: CheckboxName; label: string }
+  | { kind: "expiry" };
+type CheckboxName =
+  | "show_preview_ios"
+  | "show_preview_android"
+  | "ios_open_app"
+  | "android_open_app";
+
+/**
+ * A group of the form: the first is always open (where the link goes); the others are
+ * disclosures, open when one of their fields has a value or an error.
+ */
+interface FormSection {
+  id: string;
+  title: string;
+  /** What the closed disclosure says it holds. */
+  summary?: string;
+  fields: FormField[];
+}
+
+const LINK_FORM: FormSection[] = [
+  {
+    id: "destination",
+    title: "Where it goes",
+    fields: [
+      {
+        kind: "text",
+        name: "desktop_url",
+        label: "Destination URL",
+        type: "url",
+        hint: "Where people on a computer go, and on a phone with no app or address below.",
+        placeholder: "https://example.com/spring",
+      },
+      {
+        kind: "text",
+        name: "title",
+        label: "Title (optional)",
+        hint: "How the link is listed here, and the heading of its preview page.",
+      },
+      {
+        kind: "text",
+        name: "path",
+        label: "Path (optional)",
+        hint: "1 to 64 letters, digits, - or _; empty draws a random one. Never reusable.",
+        placeholder: "spring-sale",
+        newOnly: true,
+      },
+    ],
+  },
+  {
+    id: "apps",
+    title: "Phones: apps and stores",
+    summary: "an iOS or Android address, opening your app",
+    fields: [
+      {
+        kind: "text",
+        name: "ios_url",
+        label: "iOS redirect URL",
+        type: "url",
+        placeholder: "https://apps.apple.com/…",
+      },
+      { kind: "check", name: "ios_open_app", label: "Open the iOS app if installed" },
+      {
+        kind: "text",
+        name: "android_url",
+        label: "Android redirect URL",
+        type: "url",
+        placeholder: "https://play.google.com/…",
+      },
+      { kind: "check", name: "android_open_app", label: "Open the Android app if installed" },
+    ],
+  },
+  {
+    id: "preview",
+    title: "Preview page and social cards",
+    summary: "subtitle, image, a preview before the app opens",
+    fields: [
+      { kind: "text", name: "subtitle", label: "Subtitle" },
+      {
+        kind: "text",
+        name: "image",
+        label: "Image URL",
+        type: "url",
+        hint: "Shown on the preview page and in social cards.",
+        placeholder: "https://…",
+      },
+      { kind: "check", name: "show_preview_ios", label: "Show a preview page on iOS" },
+      { kind: "check", name: "show_preview_android", label: "Show a preview page on Android" },
+    ],
+  },
+  {
+    id: "tracking",
+    title: "Tags and tracking",
+    summary: "tags to search by, campaign, source and medium",
+    fields: [
+      {
+        kind: "text",
+        name: "tags",
+        label: "Tags",
+        hint: "Separated by commas; the list searches them.",
+        placeholder: "sale, poster",
+      },
+      { kind: "text", name: "tracking_campaign", label: "Campaign" },
+      { kind: "text", name: "tracking_source", label: "Source" },
+      { kind: "text", name: "tracking_medium", label: "Medium" },
+    ],
+  },
+  {
+    id: "data",
+    title: "Data for your app",
+    summary: "a JSON object your app receives",
+    fields: [
+      {
+        kind: "text",
+        name: "data",
+        label: "Data (JSON object)",
+        multiline: true,
+        hint: "Delivered to your app when the link opens it.",
+        placeholder: '{"promo": "spring"}',
+      },
+    ],
+  },
+  {
+    id: "expiry",
+    title: "Expiry",
+    summary: "a date, a number of views, where it goes after",
+    fields: [
+      { kind: "expiry" },
+      {
+        kind: "text",
+        name: "max_views",
+        label: "Maximum views",
+        hint: "After this many views the link has expired; empty: no limit.",
+      },
+      {
+        kind: "text",
+        name: "expired_url",
+        label: "Expired link URL",
+        type: "url",
+        hint: "Where an expired link sends people; empty: a page saying it expired.",
+        placeholder: "https://…",
+      },
+    ],
+  },
+];
+
+/** A field with a value or an error opens its disclosure. */
+function filled(f: FormField, v: LinkFormValues, e: Record<string, string>): boolean {
+  if (f.kind === "expiry") return v.expires_at !== "" || e.expires_at !== undefined;
+  if (f.kind === "check") return v[f.name];
+  return v[f.name] !== "" || e[f.name] !== undefined;
+}
+
+/**
+ * The expiry: the platform's date and time picker and the zone it is read in (UTC unless
+ * chosen; app.js preselects the browser's own zone on an empty form). Stored, and shown on the
+ * link's page, in UTC.
+ */
+function ExpiryField(props: { values: LinkFormValues; error: string | undefined }) {
+  const zone = props.values.expires_tz || "UTC";
+  const zones = EXPIRY_ZONES.includes(zone) ? EXPIRY_ZONES : [zone, ...EXPIRY_ZONES];
+  const describedBy = ["f-expires_at-hint", props.error && "f-expires_at-error"]
+    .filter(Boolean).join(" ");
+  return (
+    <div class={props.error ? "field expiry has-error" : "field expiry"}>
+      <label for="f-expires_at">Expires at (optional)</label>
+      <p class="hint" id="f-expires_at-hint">
+        A date and time in the zone chosen beside it; empty: never. The link's page shows it in UTC.
+      </p>
+      <div class="expiry-row">
+        <input
+          id="f-expires_at"
+          name="expires_at"
+          type="datetime-local"
+          step="1"
+          value={props.values.expires_at}
+          aria-describedby={describedBy}
+          aria-invalid={props.error ? "true" : undefined}
+        />
+        <label for="f-expires_tz" class="visually-hidden">Time zone of the expiry</label>
+        <select
+          id="f-expires_tz"
+          name="expires_tz"
+          data-browser-zone={props.values.expires_at === "" ? "" : undefined}
+        >
+          {zones.map((z) => <option key={z} value={z} selected={z === zone}>{z}</option>)}
+        </select>
+      </div>
+      {props.error && <p class="error-text" id="f-expires_at-error">{props.error}</p>}
+    </div>
+  );
+}
+
+function FormFieldView(
+  props: { field: FormField; values: LinkFormValues; errors: Record<string, string> },
+) {
+  const f = props.field;
+  if (f.kind === "expiry") {
+    return <ExpiryField values={props.values} error={props.errors.expires_at} />;
+  }
+  if (f.kind === "check") {
+    return <Checkbox label={f.label} name={f.name} checked={props.values[f.name]} />;
+  }
+  return (
+    <Field
+      label={f.label}
+      name={f.name}
+      value={props.values[f.name]}
+      error={props.errors[f.name]}
+      {...(f.type ? { type: f.type } : {})}
+      {...(f.hint ? { hint: f.hint } : {})}
+      {...(f.placeholder ? { placeholder: f.placeholder } : {})}
+      {...(f.multiline ? { multiline: true } : {})}
+    />
   );
 }
 
@@ -288,154 +532,51 @@ export function NewLinkPage(props: {
         projectName={props.projectName}
         active="links"
       />
-      <form method="post" action={action} class="card">
+      <form method="post" action={action} class="card link-form">
         <Csrf session={props.session} />
         <h2>{heading}</h2>
         {Object.keys(e).length > 0 && (
           <Notice kind="error">Some fields need a change; each says why below.</Notice>
         )}
-        <fieldset>
-          <legend>What people see</legend>
-          {props.editing
-            ? (
-              <p class="muted field">
-                Path <code>{props.editing}</code> (a link's path never changes)
-              </p>
-            )
-            : (
-              <Field
-                label="Path (optional)"
-                name="path"
-                value={v.path}
-                error={e.path}
-                hint="1 to 64 letters, digits, - or _; empty draws a random one. Never reusable."
-                placeholder="spring-sale"
-              />
-            )}
-          <Field label="Title" name="title" value={v.title} error={e.title} />
-          <Field label="Subtitle" name="subtitle" value={v.subtitle} error={e.subtitle} />
-          <Field
-            label="Image URL"
-            name="image"
-            type="url"
-            value={v.image}
-            error={e.image}
-            hint="Shown on the preview page and in social cards."
-            placeholder="https://…"
-          />
-          <Checkbox
-            label="Show a preview page on iOS"
-            name="show_preview_ios"
-            checked={v.show_preview_ios}
-          />
-          <Checkbox
-            label="Show a preview page on Android"
-            name="show_preview_android"
-            checked={v.show_preview_android}
-          />
-        </fieldset>
-        <fieldset>
-          <legend>Where it goes</legend>
-          <Field
-            label="iOS redirect URL"
-            name="ios_url"
-            type="url"
-            value={v.ios_url}
-            error={e.ios_url}
-            placeholder="https://apps.apple.com/…"
-          />
-          <Checkbox
-            label="Open the iOS app if installed"
-            name="ios_open_app"
-            checked={v.ios_open_app}
-          />
-          <Field
-            label="Android redirect URL"
-            name="android_url"
-            type="url"
-            value={v.android_url}
-            error={e.android_url}
-            placeholder="https://play.google.com/…"
-          />
-          <Checkbox
-            label="Open the Android app if installed"
-            name="android_open_app"
-            checked={v.android_open_app}
-          />
-          <Field
-            label="Desktop redirect URL"
-            name="desktop_url"
-            type="url"
-            value={v.desktop_url}
-            error={e.desktop_url}
-            placeholder="https://example.com/…"
-          />
-        </fieldset>
-        <fieldset>
-          <legend>Data, tags and tracking</legend>
-          <Field
-            label="Data (JSON object)"
-            name="data"
-            value={v.data}
-            error={e.data}
-            multiline
-            hint="Delivered to your app when the link opens it."
-            placeholder='{"promo": "spring"}'
-          />
-          <Field
-            label="Tags"
-            name="tags"
-            value={v.tags}
-            error={e.tags}
-            hint="Separated by commas; the list searches them."
-            placeholder="sale, poster"
-          />
-          <Field
-            label="Campaign"
-            name="tracking_campaign"
-            value={v.tracking_campaign}
-            error={e.tracking_campaign}
-          />
-          <Field
-            label="Source"
-            name="tracking_source"
-            value={v.tracking_source}
-            error={e.tracking_source}
-          />
-          <Field
-            label="Medium"
-            name="tracking_medium"
-            value={v.tracking_medium}
-            error={e.tracking_medium}
-          />
-        </fieldset>
-        <fieldset>
-          <legend>Expiry</legend>
-          <Field
-            label="Expires at"
-            name="expires_at"
-            value={v.expires_at}
-            error={e.expires_at}
-            hint="ISO 8601 with an offset; empty: never."
-            placeholder="2026-12-31T23:59:59Z"
-          />
-          <Field
-            label="Maximum views"
-            name="max_views"
-            value={v.max_views}
-            error={e.max_views}
-            hint="After this many views the link has expired; empty: no limit."
-          />
-          <Field
-            label="Expired link URL"
-            name="expired_url"
-            type="url"
-            value={v.expired_url}
-            error={e.expired_url}
-            hint="Where an expired link sends people; empty: a page saying it expired."
-            placeholder="https://…"
-          />
-        </fieldset>
+        {LINK_FORM.map((section, i) => {
+          const fields = section.fields.filter((f) =>
+            !(f.kind === "text" && f.newOnly && props.editing)
+          );
+          const body = fields.map((f) => (
+            <FormFieldView
+              key={f.kind === "expiry" ? "expires_at" : f.name}
+              field={f}
+              values={v}
+              errors={e}
+            />
+          ));
+          if (i === 0) {
+            return (
+              <fieldset id={`link-${section.id}`}>
+                <legend>{section.title}</legend>
+                {props.editing && (
+                  <p class="muted field">
+                    Path <code>{props.editing}</code> (a link's path never changes)
+                  </p>
+                )}
+                {body}
+              </fieldset>
+            );
+          }
+          return (
+            <details
+              id={`link-${section.id}`}
+              class="form-section"
+              open={fields.some((f) => filled(f, v, e))}
+            >
+              <summary>
+                <span class="section-title">{section.title}</span>
+                {section.summary && <span class="muted">{section.summary}</span>}
+              </summary>
+              <div class="section-body">{body}</div>
+            </details>
+          );
+        })}
         <div class="actions">
           <button type="submit" class="button">{props.editing ? "Save" : "Create link"}</button>
           <a
@@ -456,24 +597,26 @@ export function LinkPage(props: {
   env: Environment;
   projectName: string;
   link: DashboardLinkRow;
-  linkBaseUrl: string;
+  linkUrl: (path: string) => string;
   notice?: string | undefined;
   analytics: AnalyticsPanelProps;
 }) {
   const l = props.link;
   const base = `${envBase(props.env.id)}/links/${l.path}`;
-  const url = `${props.linkBaseUrl}/${l.path}`;
+  const url = props.linkUrl(l.path);
   const c = l.counters;
+  // Lifetime counters, by the analytics metric each one is; revenue in the panel's currency.
   const counters: [string, number][] = [
-    ["Views", c.total_views],
-    ["Opens", c.total_opens],
-    ["Installs", c.total_installs],
-    ["Reinstalls", c.total_reinstalls],
-    ["Reactivations", c.total_reactivations],
-    ["App opens", c.total_app_opens],
-    ["Users referred", c.total_user_referred],
-    ["Revenue (minor units)", c.total_revenue],
+    ["views", c.total_views],
+    ["opens", c.total_opens],
+    ["installs", c.total_installs],
+    ["reinstalls", c.total_reinstalls],
+    ["reactivations", c.total_reactivations],
+    ["app_opens", c.total_app_opens],
+    ["user_referred", c.total_user_referred],
+    ["revenue", c.total_revenue],
   ];
+  const currency = props.analytics.form.currency;
   const redirects: [string, { url?: string; open_app_if_installed?: boolean }][] = [
     ["iOS", l.ios_custom_redirect],
     ["Android", l.android_custom_redirect],
@@ -570,16 +713,17 @@ export function LinkPage(props: {
             >
               Download SVG
             </a>
+            <a class="button secondary" href={`${base}/qr`}>Design QR code</a>
           </div>
         </section>
       </div>
       <section class="card" aria-labelledby="counters-h">
         <h2 id="counters-h">Counters</h2>
         <dl class="stats">
-          {counters.map(([label, n]) => (
-            <div>
-              <dt>{label}</dt>
-              <dd>{formatNumber(n)}</dd>
+          {counters.map(([metric, n]) => (
+            <div key={metric}>
+              <dt>{metricLabel(metric, currency)}</dt>
+              <dd>{formatMetric(metric, n, currency)}</dd>
             </div>
           ))}
         </dl>
@@ -599,6 +743,22 @@ export function LinkPage(props: {
                   </td>
                 </tr>
               ))}
+              <tr>
+                <th scope="row">Rules and split</th>
+                <td>
+                  {(l.rules?.length ?? 0) === 0 && !l.split
+                    ? <span class="muted">none</span>
+                    : `${l.rules?.length ?? 0} rule${l.rules?.length === 1 ? "" : "s"}${
+                      l.split ? `, a split of ${l.split.length} variants` : ""
+                    }`}
+                  {l.forward_query ? "; forwards the query" : ""}
+                  {l.append_utm ? "; adds UTM parameters" : ""}
+                  {l.password_hash !== null ? "; asks for a password" : ""}{" "}
+                  <a href={`${base}/rules`}>
+                    {may(props.session, "links.write") ? "Edit rules" : "See rules"}
+                  </a>
+                </td>
+              </tr>
               <tr>
                 <th scope="row">Preview page</th>
                 <td>
@@ -641,7 +801,7 @@ export function DeleteLinkPage(props: {
   env: Environment;
   projectName: string;
   link: DashboardLinkRow;
-  linkBaseUrl: string;
+  linkUrl: (path: string) => string;
 }) {
   const l = props.link;
   const base = `${envBase(props.env.id)}/links/${l.path}`;
@@ -661,7 +821,7 @@ export function DeleteLinkPage(props: {
         <Csrf session={props.session} />
         <h2>Delete {l.title || l.path}?</h2>
         <p>
-          <code>{`${props.linkBaseUrl}/${l.path}`}</code>{" "}
+          <LinkUrl url={props.linkUrl(l.path)} />{" "}
           will answer 404 from now on, and its counters ({formatNumber(l.counters.total_views)}{" "}
           views) are deleted with it. Its path can never be used again. Events already recorded stay
           in the feed and the history.

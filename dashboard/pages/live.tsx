@@ -5,7 +5,9 @@ import { envBase, envCrumbs, EnvHeader, Layout } from "../layout.tsx";
 
 /**
  * The environment's events as they are captured, newest first. The page itself is static;
- * live.js fills the table from the session-authenticated stream (…/live/stream).
+ * live.js fills the list from the session-authenticated stream (…/live/stream): each event
+ * says what happened (a custom event's name, a purchase's amount, a session's length), then
+ * when, through which link, from where, and its id.
  */
 export function LivePage(props: { session: Session; env: Environment; projectName: string }) {
   return (
@@ -42,19 +44,7 @@ export function LivePage(props: { session: Session; env: Environment; projectNam
         <noscript>
           <p>This page needs JavaScript; the Export tab downloads past events without it.</p>
         </noscript>
-        <div class="table-wrap">
-          <table class="live-table">
-            <thead>
-              <tr>
-                <th scope="col">Occurred at</th>
-                <th scope="col">Type</th>
-                <th scope="col">Link</th>
-                <th scope="col">Event id</th>
-              </tr>
-            </thead>
-            <tbody data-live-rows></tbody>
-          </table>
-        </div>
+        <ol class="live-list" data-live-rows aria-label="Events, newest first"></ol>
       </section>
       <script src={assetUrl("live.js")} defer></script>
     </Layout>

@@ -7,6 +7,7 @@ import type { Environment } from "../../services/projects/projects.ts";
 import type { Session } from "../../services/access/sessions.ts";
 import { AnalyticsPanel, type AnalyticsPanelProps } from "./analytics.tsx";
 import { Empty, envBase, envCrumbs, EnvHeader, formatNumber, Layout } from "../layout.tsx";
+import { may } from "../security.ts";
 
 export function MetricsPage(props: {
   session: Session;
@@ -35,10 +36,14 @@ export function MetricsPage(props: {
         {props.links.length === 0
           ? (
             <Empty title="No active dashboard links yet.">
-              <p>
-                <a href={`${base}/links/new`}>Make a link</a>{" "}
-                and share it: its views show here, most viewed first.
-              </p>
+              {may(props.session, "links.write")
+                ? (
+                  <p>
+                    <a href={`${base}/links/new`}>Make a link</a>{" "}
+                    and share it: its views show here, most viewed first.
+                  </p>
+                )
+                : <p>Once links are made and shared, their views show here, most viewed first.</p>}
             </Empty>
           )
           : (

@@ -4,6 +4,7 @@ import {
   Checkbox,
   Csrf,
   Empty,
+  ENV_TABS,
   envBase,
   Field,
   formatDate,
@@ -11,20 +12,9 @@ import {
   Notice,
   SecretBox,
 } from "../layout.tsx";
-import type { Operation } from "../../services/access/permissions.ts";
 import { BASE, may } from "../security.ts";
 import { type SettingsErrors, type SettingsValues, settingsValuesOf } from "../settings_form.ts";
 import { DomainAndApps } from "./project_settings.tsx";
-
-/** An environment's pages, each shown to those whose role opens it. */
-const ENV_LINKS: { path: string; label: string; operation: Operation }[] = [
-  { path: "links", label: "Links", operation: "links.read" },
-  { path: "metrics", label: "Metrics", operation: "analytics.read" },
-  { path: "tokens", label: "Feed tokens", operation: "feed_tokens.manage" },
-  { path: "destinations", label: "Destinations", operation: "destinations.manage" },
-  { path: "export", label: "Export", operation: "events.export" },
-  { path: "api-keys", label: "API keys", operation: "api_keys.manage" },
-];
 
 export function ProjectsPage(props: {
   session: Session;
@@ -175,7 +165,7 @@ export function ProjectPage(props: {
                 <code>ENVIRONMENT: {kind === "production" ? "production" : "development"}</code>
               </p>
               <ul class="list">
-                {ENV_LINKS.filter((l) => may(props.session, l.operation)).map((l) => (
+                {ENV_TABS.filter((l) => may(props.session, l.operation)).map((l) => (
                   <li>
                     <a href={`${base}/${l.path}`}>{l.label}</a>
                   </li>

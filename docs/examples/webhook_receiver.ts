@@ -1,5 +1,6 @@
 // The receiver of docs/webhooks.md: verifies the Standard Webhooks signature, deduplicates by
-// event id. Run: WEBHOOK_SECRET=whsec_... deno run --allow-net --allow-env docs/examples/webhook_receiver.ts
+// event id and prints each event it takes. Run (on PORT, by default 8787):
+//   WEBHOOK_SECRET=whsec_... deno run --allow-net --allow-env docs/examples/webhook_receiver.ts
 import { Webhook } from "standardwebhooks"; // outside this repository: "npm:standardwebhooks@1.1.1"
 
 const webhook = new Webhook(Deno.env.get("WEBHOOK_SECRET")!); // whsec_…
@@ -12,11 +13,16 @@ export async function handle(request: Request): Promise<Response> {
   try {
     webhook.verify(body, headers); // signature and timestamp (5 min tolerance)
   } catch {
+    log(`refused ${headers["webhook-id"] ?? "a request"}: bad signature`);
     return new Response("bad signature", { status: 401 });
   }
   const { events } = JSON.parse(body) as { events: { id: string; type: string }[] };
+  log(`received ${headers["webhook-id"]}: ${events.length} events`); // "Send a test" sends none
   for (const event of events) {
-    if (seen.has(event.id)) continue; // delivery is at least once
+    if (seen.has(event.id)) { // delivery is at least once
+      log(`already processed ${event.id}`);
+      continue;
+    }
     seen.add(event.id);
     await process(event);
   }
@@ -27,7 +33,14 @@ export async function handle(request: Request): Promise<Response> {
 export const processed: string[] = [];
 function process(event: { id: string; type: string }) {
   processed.push(event.id);
+  log(JSON.stringify(event));
   return Promise.resolve();
 }
 
-if (import.meta.main) Deno.serve({ port: 8787 }, handle);
+// Run as a program it prints what it receives, one line each; imported, it prints nothing.
+function log(line: string) {
+  // deno-lint-ignore no-console
+  if (import.meta.main) console.log(line);
+}
+
+if (import.meta.main) Deno.serve({ port: Number(Deno.env.get("PORT") ?? 8787) }, handle);

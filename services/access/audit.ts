@@ -23,6 +23,7 @@ export type AuditAction =
   | "project.create"
   | "project.update"
   | "project.regenerate_key"
+  | "project.qr_logo"
   | "feed_token.create"
   | "feed_token.revoke"
   | "destination.create"

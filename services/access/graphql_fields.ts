@@ -48,6 +48,7 @@ export const GRAPHQL_ACCESS = {
   "Link.metrics": "analytics.read",
   "Link.analytics": "analytics.read",
   "Link.state": "parent",
+  "Link.splitResults": "analytics.read",
   "LinkMetrics.link": "parent",
 
   // The admin graph's mutations
@@ -64,6 +65,7 @@ export const GRAPHQL_ACCESS = {
   "Mutation.deleteDestination": "destinations.manage",
   "Mutation.createApiKey": "api_keys.manage",
   "Mutation.revokeApiKey": "api_keys.manage",
+  "Mutation.setSdkLimits": "project.settings",
 } as const satisfies Record<string, FieldAccess>;
 
 export type FieldCoordinate = keyof typeof GRAPHQL_ACCESS;

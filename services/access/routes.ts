@@ -7,9 +7,10 @@ import type { Operation } from "./permissions.ts";
  * Routes outside the permission table: `public` (no credentials: health, docs, the link host),
  * `sdk` (PROJECT-KEY), `feed` (an `est_` feed token), `graphql` (each field decides),
  * `sign_in` (the dashboard's sign-in form and its assets), `signed_in` (any dashboard session;
- * the page shows only what the session may see).
+ * the page shows only what the session may see), `mcp` (an API key; each tool is an operation
+ * of the table, checked when called: rest/mcp_tools.ts).
  */
-export type Door = "public" | "sdk" | "feed" | "graphql" | "sign_in" | "signed_in";
+export type Door = "public" | "sdk" | "feed" | "graphql" | "sign_in" | "signed_in" | "mcp";
 
 export type RouteAccess = Operation | Door;
 
@@ -24,6 +25,13 @@ export const ROUTE_ACCESS: Record<string, RouteAccess> = {
   "GET /graphql/assets/*": "public",
   "GET /graphql": "graphql",
   "POST /graphql": "graphql",
+  "GET /llms.txt": "public",
+  "GET /docs/:page": "public",
+
+  // Agents (MCP): an API key, and its tools' operations
+  "POST /mcp": "mcp",
+  "GET /mcp": "mcp",
+  "DELETE /mcp": "mcp",
 
   // The SDK API and the feed: their own credentials, never an API key
   "POST /api/v1/sdk/generate_link": "sdk",
@@ -40,6 +48,8 @@ export const ROUTE_ACCESS: Record<string, RouteAccess> = {
   // The least of its fields; the route checks each field it is given (rest/admin.ts).
   "PATCH /api/v1/admin/projects/:hashid": "project.settings",
   "POST /api/v1/admin/projects/:hashid/regenerate_key": "project.key",
+  // The project's QR logo is one of its settings.
+  "PUT /api/v1/admin/projects/:hashid/qr_logo": "project.settings",
   "GET /api/v1/admin/accounts": "accounts.manage",
   "POST /api/v1/admin/accounts": "accounts.manage",
   "DELETE /api/v1/admin/accounts/:account_id": "accounts.manage",
@@ -60,6 +70,9 @@ export const ROUTE_ACCESS: Record<string, RouteAccess> = {
   "POST /api/v1/projects/:project_id/links/import": "links.write",
   // The links as CSV (their counters included): a read of links, not the events' history.
   "GET /api/v1/projects/:project_id/links/export": "links.read",
+  "GET /api/v1/projects/:project_id/links/:link_path/qr": "links.read",
+  // A split's results are analytics figures of the link.
+  "GET /api/v1/projects/:project_id/links/:link_path/split": "analytics.read",
   "GET /api/v1/projects/:project_id/events_per_day": "analytics.read",
   "GET /api/v1/projects/:project_id/analytics": "analytics.read",
 
@@ -123,11 +136,13 @@ export const ROUTE_ACCESS: Record<string, RouteAccess> = {
   // Owners need the owner role: the service checks members.owners where it knows the roles.
   "GET /dashboard/projects/:hashid/members": "members.manage",
   "POST /dashboard/projects/:hashid/members": "members.manage",
+  "GET /dashboard/projects/:hashid/members/:account_id/remove": "members.manage",
   "POST /dashboard/projects/:hashid/members/:account_id/remove": "members.manage",
   "GET /dashboard/projects/:hashid/audit": "audit.read",
   "GET /dashboard/audit": "audit.instance",
   "GET /dashboard/accounts": "accounts.manage",
   "POST /dashboard/accounts": "accounts.manage",
+  "GET /dashboard/accounts/:account_id/remove": "accounts.manage",
   "POST /dashboard/accounts/:account_id/remove": "accounts.manage",
   "GET /dashboard/account": "signed_in",
   "POST /dashboard/account": "signed_in",
@@ -144,6 +159,11 @@ export const ROUTE_ACCESS: Record<string, RouteAccess> = {
   "GET /dashboard/environments/:project_id/links/:path/delete": "links.delete",
   "POST /dashboard/environments/:project_id/links/:path/delete": "links.delete",
   "GET /dashboard/environments/:project_id/links/:path/qr.svg": "links.read",
+  // The rules page shows viewers the rules as text; its form posts edits.
+  "GET /dashboard/environments/:project_id/links/:path/rules": "links.read",
+  "POST /dashboard/environments/:project_id/links/:path/rules": "links.write",
+  "GET /dashboard/environments/:project_id/links/:path/qr": "links.read",
+  "GET /dashboard/environments/:project_id/links/:path/qr-image": "links.read",
   "GET /dashboard/environments/:project_id/metrics": "analytics.read",
   "GET /dashboard/environments/:project_id/metrics/analytics.csv": "analytics.read",
   "GET /dashboard/environments/:project_id/links/:path/analytics.csv": "analytics.read",
@@ -157,6 +177,8 @@ export const ROUTE_ACCESS: Record<string, RouteAccess> = {
   "GET /.well-known/assetlinks.json": "public",
   "GET /open-app.js": "public",
   "GET /:path": "public",
+  // A password link's form: the password is the credential, limited per link and address.
+  "POST /:path": "public",
 };
 
 /** What the route `method path` (Hono's pattern, not the request's path) needs, or undefined. */

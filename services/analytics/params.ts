@@ -14,6 +14,7 @@ import {
   MAX_SERIES_VALUES,
   type Metric,
   METRICS,
+  PER_LINK_DIMENSIONS,
 } from "./query.ts";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -124,6 +125,8 @@ export async function parseAnalyticsParams(
   environmentId: number,
   raw: RawAnalyticsParams,
   now: Date,
+  /** Answered for one link each (GraphQL's Link.analytics): rule and variant need no link=. */
+  perLink = false,
 ): Promise<AnalyticsQuery> {
   const given = (v: string | undefined) => v !== undefined && v !== "";
   const tz = given(raw.tz) ? raw.tz! : "UTC";
@@ -174,6 +177,13 @@ export async function parseAnalyticsParams(
       throw bad("link", "differs from filter[link]");
     }
     filters.link = raw.link;
+  }
+
+  // A rule's name or a variant's number means something only within its link.
+  for (const d of PER_LINK_DIMENSIONS) {
+    if ((groupBy === d || filters[d] !== undefined) && filters.link === undefined && !perLink) {
+      throw bad("link", `must be given with ${groupBy === d ? "group_by" : "filter"}=${d}`);
+    }
   }
 
   if (interval) {

@@ -30,6 +30,8 @@ export const DIMENSIONS = [
   "source",
   "medium",
   "event_name",
+  "rule",
+  "variant",
 ] as const;
 export type Dimension = (typeof DIMENSIONS)[number];
 
@@ -80,7 +82,11 @@ const DIMENSION_SQL: Record<Dimension, string> = {
   source: "l.tracking_source",
   medium: "l.tracking_medium",
   event_name: "r.event_name",
+  rule: "r.rule",
+  variant: "r.variant::text",
 };
+/** Dimensions that mean something only within one link: asked for with `link=`. */
+export const PER_LINK_DIMENSIONS: readonly Dimension[] = ["rule", "variant"];
 const NEEDS_LINK = new Set<Dimension>(["link", "campaign", "source", "medium"]);
 
 /** ISO 8601 with the zone's offset at that instant, in the session's zone. */

@@ -41,6 +41,8 @@ export const ROLLUP_KEYS = [
   "browser",
   "referrer",
   "event_name",
+  "rule",
+  "variant",
 ] as const;
 
 /**
@@ -67,7 +69,13 @@ export interface EventDimensions {
   os: string | null;
   browser: string | null;
   referrer: string | null;
+  /** The rule that decided the hit (its name or 1-based index, as text), from attribution. */
+  rule: string | null;
+  /** The split variant (1-based) that decided the hit, from attribution. */
+  variant: number | null;
 }
+
+const MAX_VARIANT = 10;
 
 /**
  * What the rollups take of an event: the one definition. Ingested events contribute the
@@ -87,6 +95,30 @@ export function eventDimensions(
     os: text(device.os),
     browser: view ? text(device.browser) : null,
     referrer: view ? text(e.attribution?.referrer_host) : null,
+    ...ruleAndVariant(e.attribution),
+  };
+}
+
+/**
+ * `attribution.rule` and `attribution.variant` as the rollups keep them: the link host records
+ * them on views; an app may send them on its own events (say, read from the landing URL) so
+ * installs and purchases count for the variant that brought them. Anything else is no rule.
+ */
+function ruleAndVariant(
+  attribution: Record<string, unknown> | null | undefined,
+): { rule: string | null; variant: number | null } {
+  const rule = attribution?.rule;
+  const variant = attribution?.variant;
+  return {
+    rule: typeof rule === "string" && rule.length > 0 && rule.length <= 100
+      ? rule
+      : Number.isInteger(rule) && (rule as number) >= 1 && (rule as number) <= 50
+      ? String(rule)
+      : null,
+    variant: Number.isInteger(variant) && (variant as number) >= 1 &&
+        (variant as number) <= MAX_VARIANT
+      ? (variant as number)
+      : null,
   };
 }
 
@@ -109,19 +141,26 @@ export function rollupInsertSql(
   events: readonly Pick<NewEvent, "type" | "geo" | "device" | "attribution" | "time_spent">[],
 ) {
   const facts = JSON.stringify(
-    events.map((e) => ({
-      ...eventDimensions(e),
-      secs: e.type === "session" ? e.time_spent : null,
-    })),
+    events.map((e) => {
+      const { rule, variant, ...dimensions } = eventDimensions(e);
+      // A rule and a variant only when they decided (json_to_recordset reads a missing key as
+      // null): most events have neither, and their JSON stays as it was.
+      return {
+        ...dimensions,
+        ...(rule === null ? {} : { rule }),
+        ...(variant === null ? {} : { variant }),
+        secs: e.type === "session" ? e.time_spent : null,
+      };
+    }),
   );
   return db`
     insert into analytics_rollups (
       environment_id, hour, link_id, country, platform, os, browser, referrer, event_name,
-      views, opens, installs, reinstalls, reactivations, app_opens, user_referred, sessions,
+      rule, variant, views, opens, installs, reinstalls, reactivations, app_opens, user_referred, sessions,
       time_spent, custom
     )
     select ${environmentId}, date_trunc('hour', b.occurred_at, 'UTC'), b.link_id, d.country,
-      d.platform, d.os, d.browser, d.referrer, b.name,
+      d.platform, d.os, d.browser, d.referrer, b.name, d.rule, d.variant,
       count(*) filter (where b.type = 'view'),
       count(*) filter (where b.type = 'open'),
       count(*) filter (where b.type = 'install'),
@@ -135,10 +174,12 @@ export function rollupInsertSql(
     from batch b
     join rows from (
       json_to_recordset((${facts}::text)::json)
-        as (country text, platform text, os text, browser text, referrer text, secs bigint)
-    ) with ordinality as d(country, platform, os, browser, referrer, secs, ord) on d.ord = b.ord
+        as (country text, platform text, os text, browser text, referrer text, rule text,
+          variant smallint, secs bigint)
+    ) with ordinality as d(country, platform, os, browser, referrer, rule, variant, secs, ord)
+      on d.ord = b.ord
     where b.type <> 'purchase' and b.event_id in (select event_id from inserted)
-    group by 2, 3, 4, 5, 6, 7, 8, 9
+    group by 2, 3, 4, 5, 6, 7, 8, 9, 10, 11
   `;
 }
 
@@ -149,6 +190,8 @@ export interface PurchaseBucket {
   country: string | null;
   platform: string | null;
   os: string | null;
+  rule: string | null;
+  variant: number | null;
   name: string;
 }
 
@@ -167,9 +210,11 @@ export function purchaseRollupRows(db: Db, environmentId: number, deltas: Purcha
   const col = <T>(f: (d: PurchaseDelta) => T) => deltas.map(f);
   return db`
     insert into analytics_rollups (
-      environment_id, hour, link_id, country, platform, os, event_name, purchases, revenue
+      environment_id, hour, link_id, country, platform, os, event_name, rule, variant, purchases,
+      revenue
     )
-    select ${environmentId}, hour, link_id, country, platform, os, name, purchases, revenue
+    select ${environmentId}, hour, link_id, country, platform, os, name, rule, variant, purchases,
+      revenue
     from unnest(
       ${col((d) => d.bucket.hour.toISOString())}::timestamptz[],
       ${col((d) => d.bucket.link_id)}::int[],
@@ -177,9 +222,11 @@ export function purchaseRollupRows(db: Db, environmentId: number, deltas: Purcha
       ${col((d) => d.bucket.platform)}::text[],
       ${col((d) => d.bucket.os)}::text[],
       ${col((d) => d.bucket.name)}::text[],
+      ${col((d) => d.bucket.rule)}::text[],
+      ${col((d) => d.bucket.variant)}::smallint[],
       ${col((d) => d.purchases)}::bigint[],
       ${col((d) => d.revenue)}::bigint[]
-    ) as t(hour, link_id, country, platform, os, name, purchases, revenue)
+    ) as t(hour, link_id, country, platform, os, name, rule, variant, purchases, revenue)
   `;
 }
 

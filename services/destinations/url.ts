@@ -84,13 +84,21 @@ function hostOf(url: URL): string {
   return url.hostname.replace(/^\[(.*)\]$/, "$1");
 }
 
+/** A host name's addresses, as node:dns's lookup with `all` answers them. */
+export type Resolve = (host: string) => Promise<{ address: string; family: number }[]>;
+
+const systemResolve: Resolve = (host) => lookup(host, { all: true, verbatim: true });
+
 /**
- * Resolves `host` (the system resolver, /etc/hosts included) and returns the address to connect
- * to: the first one, after every one of them passed the rule. Throws AddressRefused otherwise.
+ * Resolves `host` (the system resolver, /etc/hosts included, unless `resolve` is given) and
+ * returns the address to connect to: the first one, after every one of them passed the rule.
+ * Throws AddressRefused otherwise. Nothing is remembered between calls: a name that resolved to
+ * a public address once and to a private one now (DNS rebinding) is refused now.
  */
 export async function resolveDestinationHost(
   host: string,
   allowPrivate: boolean,
+  resolve: Resolve = systemResolve,
 ): Promise<ResolvedAddress> {
   const bare = host.replace(/^\[(.*)\]$/, "$1");
   let addresses: ResolvedAddress[];
@@ -98,7 +106,7 @@ export async function resolveDestinationHost(
     addresses = [{ address: bare, family: bare.includes(":") ? 6 : 4 }];
   } else {
     try {
-      addresses = (await lookup(bare, { all: true, verbatim: true })).map((a) => ({
+      addresses = (await resolve(bare)).map((a) => ({
         address: a.address,
         family: a.family === 6 ? 6 : 4,
       }));

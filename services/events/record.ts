@@ -335,6 +335,8 @@ interface PurchaseVersionRow {
   country: string | null;
   platform: string | null;
   os: string | null;
+  rule: string | null;
+  variant: number | null;
 }
 
 /**
@@ -385,7 +387,8 @@ async function applyPurchases(
     order by ord
     on conflict (environment_id, transaction_id, name)
       do update set version = purchase_versions.version
-    returning transaction_id, name, version, amount, link_id, hour, country, platform, os
+    returning transaction_id, name, version, amount, link_id, hour, country, platform, os, rule,
+      variant
   `;
   const byKey = new Map(current.map((r) => [JSON.stringify([r.transaction_id, r.name]), r]));
   const rollups: PurchaseDelta[] = [];
@@ -412,7 +415,7 @@ async function applyPurchases(
     with updated as (
       update purchase_versions p
       set version = u.version, amount = u.amount, link_id = u.link_id, hour = u.hour,
-        country = u.country, platform = u.platform, os = u.os
+        country = u.country, platform = u.platform, os = u.os, rule = u.rule, variant = u.variant
       from unnest(
         ${col((p) => p.purchase.transaction_id)}::text[],
         ${col((p) => p.name)}::text[],
@@ -422,8 +425,11 @@ async function applyPurchases(
         ${col((p) => p.bucket.hour.toISOString())}::timestamptz[],
         ${col((p) => p.bucket.country)}::text[],
         ${col((p) => p.bucket.platform)}::text[],
-        ${col((p) => p.bucket.os)}::text[]
-      ) as u(transaction_id, name, version, amount, link_id, hour, country, platform, os)
+        ${col((p) => p.bucket.os)}::text[],
+        ${col((p) => p.bucket.rule)}::text[],
+        ${col((p) => p.bucket.variant)}::smallint[]
+      ) as u(transaction_id, name, version, amount, link_id, hour, country, platform, os, rule,
+        variant)
       where p.environment_id = ${environmentId}
         and p.transaction_id = u.transaction_id and p.name = u.name
     )

@@ -18,7 +18,14 @@
 import type { Db, Sql } from "../../db/connect.ts";
 import { ApiError } from "../errors.ts";
 import { admitFeedRead, type FeedReader } from "./auth.ts";
-import { type FeedDeps, type FeedPage, readAdmittedPage, readFeedPage } from "./feed.ts";
+import {
+  type FeedDeps,
+  type FeedPage,
+  HORIZON_WAIT_MS,
+  readAdmittedPage,
+  readFeedPage,
+  waitForHorizon,
+} from "./feed.ts";
 import type { FeedWakeup } from "./wakeup.ts";
 import { describeError, type Logger } from "../../infra/log.ts";
 
@@ -158,24 +165,46 @@ export class LiveTails {
   }
 
   /**
-   * Opens a stream for someone already authorised for the environment (the dashboard's admin
-   * session): no token, no rate limit, no slot; `after` undefined starts at the feed's head.
+   * Opens a stream for someone already authorised for the environment (a dashboard session):
+   * no token, no rate limit, no slot; `after` undefined starts at the feed's head. The stream
+   * ends once `stillAllowed` answers false (checked as a token's right is).
    */
-  async openForAdmin(environmentId: number, after?: string): Promise<LiveStream> {
+  async openForAdmin(
+    environmentId: number,
+    after: string | undefined,
+    stillAllowed: () => Promise<boolean>,
+  ): Promise<LiveStream> {
     if (this.#closed) throw new ApiError("unavailable", "the server is shutting down");
     let start = after;
     if (start === undefined) {
-      // Walk to the head once, page by page, through the feed service.
-      let page = await readAdmittedPage(this.#deps.sql, this.#deps, environmentId, {
-        limit: 1000,
-      });
-      while (page.hasMore) {
-        page = await readAdmittedPage(this.#deps.sql, this.#deps, environmentId, {
+      // Walk to the head once, page by page, through the feed service. Events acknowledged
+      // before the stream opened but not yet past the feed's horizon (committed behind an older
+      // transaction still open) belong before the head too: the walk waits for them, as a pull
+      // read does, rather than stream them as new.
+      const sql = this.#deps.sql;
+      let from: string | undefined;
+      let waited = false;
+      for (;;) {
+        const page = await readAdmittedPage(sql, this.#deps, environmentId, {
           limit: 1000,
-          after: page.nextAfter,
+          after: from,
         });
+        if (page.hasMore) {
+          from = page.nextAfter;
+          continue;
+        }
+        // Once: in a busy environment there is always a transaction just behind the head.
+        if (
+          !waited && page.pendingXid !== null &&
+          await waitForHorizon(sql, environmentId, page.pendingXid, HORIZON_WAIT_MS)
+        ) {
+          waited = true;
+          from = page.nextAfter;
+          continue;
+        }
+        start = page.nextAfter;
+        break;
       }
-      start = page.nextAfter;
     }
     return this.#start({
       environmentId,
@@ -183,7 +212,7 @@ export class LiveTails {
       after: start,
       first: null,
       slotId: null,
-      stillAllowed: () => Promise.resolve(true),
+      stillAllowed,
     });
   }
 

@@ -1,4 +1,4 @@
-// Feed positions across databases (migration 00022): a backup records a bound above every
+// Feed positions across databases (migration 00024): a backup records a bound above every
 // position its database issued, and a restore makes every position the new database issues come
 // after it, so a cursor issued before the move reads on without a gap or a repeat.
 import type { Db } from "../../db/connect.ts";
@@ -8,7 +8,7 @@ import type { Db } from "../../db/connect.ts";
  * started: the next transaction id, plus the offset. Read inside a backup's snapshot.
  */
 export async function feedPositionBound(db: Db): Promise<string> {
-  // A database of a version before migration 00022 has no offset: it is 0 there.
+  // A database of a version before migration 00024 has no offset: it is 0 there.
   const [has] = await db<{ offset: boolean }[]>`
     select to_regprocedure('feed_xid_offset()') is not null as offset
   `;

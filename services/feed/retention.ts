@@ -15,6 +15,7 @@ import { accountDrops, type DestinationDrop } from "../destinations/drops.ts";
 import { asMaintainer } from "../maintenance/lock.ts";
 import { dropPartitionsBefore, type DroppedPartition } from "../maintenance/partitions.ts";
 import { purgeRateHits } from "./rate_limit.ts";
+import { purgeSdkRateCounts } from "../projects/sdk_limits.ts";
 import { deleteRollupsBefore, MARGINS_TABLE, ROLLUPS_TABLE } from "../analytics/rollups.ts";
 
 export const FEED_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
@@ -63,12 +64,20 @@ export interface PurgeResult {
   analyticsKeys?: number;
   /** Present when the pass purged analytics rollup rows (dropped months and deleted rows). */
   analyticsRollups?: number;
+  /** Present when the pass dropped SDK write counts of past minutes (services/sdk_limits.ts). */
+  sdkRateCounts?: number;
 }
 
-type Counted = "feedEvents" | "analyticsEvents" | "rateHits" | "analyticsKeys" | "analyticsRollups";
+type Counted =
+  | "feedEvents"
+  | "analyticsEvents"
+  | "rateHits"
+  | "analyticsKeys"
+  | "analyticsRollups"
+  | "sdkRateCounts";
 type BatchDelete = (tx: Db, batch: number) => Promise<number>;
 /** Counts a result carries only when the pass did something of the kind. */
-const OPTIONAL_COUNTS = new Set<Counted>(["analyticsKeys", "analyticsRollups"]);
+const OPTIONAL_COUNTS = new Set<Counted>(["analyticsKeys", "analyticsRollups", "sdkRateCounts"]);
 
 /**
  * One retention pass over the feed, the analytics history and stale rate-limit hits, as of
@@ -111,6 +120,7 @@ export async function purgeExpired(
     ["analyticsKeys", (tx, n) => deleteAnalyticsKeysBefore(tx, analyticsCutoff, n)],
     ["analyticsRollups", (tx, n) => deleteRollupsBefore(tx, rollupCutoff, n)],
     ["rateHits", (tx, n) => purgeRateHits(tx, now, n)],
+    ["sdkRateCounts", (tx, n) => purgeSdkRateCounts(tx, now, n)],
   ];
   for (const [key, step] of steps) {
     for (let i = 0; i < maxBatches && !options.signal?.aborted; i++) {

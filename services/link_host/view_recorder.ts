@@ -7,10 +7,18 @@ import { describeError } from "../../infra/log.ts";
 import { getEnvironmentOrThrow } from "../projects/projects.ts";
 import type { Visitor } from "./visitor.ts";
 
+/** `attribution.rule` (the rule's name or 1-based index) and `attribution.variant` (1-based). */
+export interface Decided {
+  rule: string | number | null;
+  variant: number | null;
+}
+
 interface PendingView {
   link: Pick<HostedLink, "id" | "environment_id" | "path" | "link_domain">;
   platform: string;
   visitor: Visitor | undefined;
+  /** The rule and split variant that decided the hit, when they did. */
+  decided: Decided | undefined;
   at: Date;
   attempts: number;
   /** Set once a write of this view's batch failed: the retry carries the same key. */
@@ -58,12 +66,20 @@ export class ViewRecorder {
     link: Pick<HostedLink, "id" | "environment_id" | "path" | "link_domain">,
     platform: string,
     visitor?: Visitor,
+    decided?: Decided,
   ): void {
     if (this.#pending.length >= MAX_PENDING) {
       this.#pending.shift();
       this.deps.logger.error("view dropped: too many views waiting for the database");
     }
-    this.#pending.push({ link, platform, visitor, at: this.deps.clock.now(), attempts: 0 });
+    this.#pending.push({
+      link,
+      platform,
+      visitor,
+      decided,
+      at: this.deps.clock.now(),
+      attempts: 0,
+    });
     this.#writing ??= this.#drain();
   }
 
@@ -159,10 +175,23 @@ export class ViewRecorder {
           ...(v.visitor?.os ? { os: v.visitor.os } : {}),
           ...(v.visitor?.browser ? { browser: v.visitor.browser } : {}),
         },
-        attribution: v.visitor?.referrerHost ? { referrer_host: v.visitor.referrerHost } : null,
+        attribution: attributionOf(v),
         geo: v.visitor?.country ? { country: v.visitor.country } : null,
       })),
       [...links.values()],
     );
   }
+}
+
+/** A view's attribution: the referrer's host, the deciding rule and variant; null when none. */
+function attributionOf(v: PendingView): Record<string, unknown> | null {
+  const referrer = v.visitor?.referrerHost;
+  const rule = v.decided?.rule ?? null;
+  const variant = v.decided?.variant ?? null;
+  if (!referrer && rule === null && variant === null) return null;
+  return {
+    ...(referrer ? { referrer_host: referrer } : {}),
+    ...(rule !== null ? { rule } : {}),
+    ...(variant !== null ? { variant } : {}),
+  };
 }

@@ -5,7 +5,7 @@ import type { Db, Sql } from "../../db/connect.ts";
 import { type AuditContext, recordAudit } from "../access/audit.ts";
 import { ApiError } from "../errors.ts";
 import { getEnvironmentOrThrow } from "../projects/projects.ts";
-import { type ManagedNewLink, randomLinkPath } from "./links.ts";
+import { type ManagedNewLink, randomLinkPath, routingSql } from "./links.ts";
 import type { ManagedLinkRow } from "./manage.ts";
 import { LIFETIME_COUNTERS } from "./counters.ts";
 
@@ -25,14 +25,19 @@ export type ImportInput =
   | { row: number; link: ManagedNewLink; errors?: undefined }
   | { row: number; link?: undefined; errors: ImportError[] };
 
-/** An import refused: the contract's 400 with every bad row (up to MAX_IMPORT_ERRORS). */
+/**
+ * An import refused: the contract's 400 with every problem of every bad row (up to
+ * MAX_IMPORT_ERRORS problems). The message counts rows, not problems: a row with two bad
+ * fields is one bad row.
+ */
 export class ImportRefused extends ApiError {
   constructor(readonly errors: ImportError[]) {
+    const rows = new Set(errors.map((e) => e.row)).size;
     super(
       "invalid_field",
-      `the file has ${errors.length}${
-        errors.length >= MAX_IMPORT_ERRORS ? " or more" : ""
-      } bad row${errors.length === 1 ? "" : "s"}; nothing was imported`,
+      `the file has ${rows}${errors.length >= MAX_IMPORT_ERRORS ? " or more" : ""} bad row${
+        rows === 1 ? "" : "s"
+      }; nothing was imported`,
       { field: "file", details: { errors } },
     );
   }
@@ -138,6 +143,10 @@ async function insertBatch(tx: Db, environmentId: number, batch: Pending[]): Pro
     expires_at: p.link.expires_at?.toISOString() ?? null,
     max_views: p.link.max_views ?? null,
     expired_url: p.link.expired_url ?? null,
+    rules: p.link.rules?.length ? p.link.rules : null,
+    split: p.link.split ?? null,
+    forward_query: p.link.forward_query ?? false,
+    append_utm: p.link.append_utm ?? false,
   }));
   // Two statements, the same on one server and on Citus: Citus refuses one statement whose
   // CTEs insert into both links (a reference table) and link_counters (distributed).
@@ -147,19 +156,23 @@ async function insertBatch(tx: Db, environmentId: number, batch: Pending[]): Pro
         n int, path text, title text, subtitle text, image text, data jsonb, tags jsonb,
         ios jsonb, android jsonb, desktop jsonb, show_preview_ios boolean,
         show_preview_android boolean, tracking_campaign text, tracking_source text,
-        tracking_medium text, expires_at timestamptz, max_views int, expired_url text)
+        tracking_medium text, expires_at timestamptz, max_views int, expired_url text,
+        rules jsonb, split jsonb, forward_query boolean, append_utm boolean,
+        -- Never in a file: a password is set link by link (docs/links.md).
+        password_hash text)
     )
     insert into links (
       environment_id, path, title, subtitle, image, data, tags,
       ios_custom_redirect, android_custom_redirect, desktop_custom_redirect,
       show_preview_ios, show_preview_android, tracking_campaign, tracking_source,
       tracking_medium, sdk_generated, generated_from_platform, expires_at, max_views,
-      expired_url
+      expired_url, rules, split, forward_query, append_utm, routing
     )
     select ${environmentId}, i.path, i.title, i.subtitle, i.image, i.data, i.tags, i.ios,
       i.android, i.desktop, i.show_preview_ios, i.show_preview_android, i.tracking_campaign,
       i.tracking_source, i.tracking_medium, false, 'Import', i.expires_at, i.max_views,
-      i.expired_url
+      i.expired_url, i.rules, i.split, i.forward_query, i.append_utm,
+      ${tx.unsafe(routingSql("i"))}
     from input i
     where not exists (select 1 from retired_link_paths r where r.path = i.path)
     order by i.n

@@ -5,7 +5,8 @@ import { ByteCache, stringBytes } from "../../infra/byte_cache.ts";
 import { appSchemeUrl, appStoreUrl, intentUrl, playStoreUrl } from "../link_host/apps.ts";
 import { type HostedLink, isHttpUrl, type Redirect } from "./links.ts";
 
-export type Platform = "ios" | "android" | "desktop";
+import type { Platform } from "./rules.ts";
+export type { Platform };
 
 const CRAWLERS =
   /Slackbot|Twitterbot|facebookexternalhit|LinkedInBot|Discordbot|WhatsApp|TelegramBot/i;
@@ -68,45 +69,58 @@ export function redirectUrl(redirect: Redirect | null | undefined): string | nul
   return normalised.href;
 }
 
+/** A web destination with what forward_query and append_utm add (`web`), if anything. */
+function decorate(url: string | null, web: ((url: string) => string) | null): string | null {
+  return url !== null && web !== null ? web(url) : url;
+}
+
 /**
  * A request only reaches the link host when the OS did not open the app for the URL (no app, or
  * one without the association). Then, per platform:
  * - iOS: `open_app_if_installed` and an app scheme: the page that tries the scheme, falling
- *   back to the custom redirect, else the App Store. Otherwise the custom redirect, else the
- *   App Store, else the preview page.
+ *   back to the custom redirect, else the App Store, else the web destination. Otherwise the
+ *   custom redirect, else the App Store, else the web destination, else the preview page.
  * - Android: `open_app_if_installed` and an app scheme: Chrome's `intent://` URL, whose browser
- *   fallback is the custom redirect, else the Play Store. Otherwise the custom redirect, else
- *   the Play Store, else the preview page. Play Store URLs carry the install referrer.
- * - Desktop: the custom redirect, else the preview page.
- * `show_preview_ios`/`_android` show the preview first, its button leading where the redirect
- * would have; a crawler always gets the preview page.
+ *   fallback is the custom redirect, else the Play Store, else the web destination. Otherwise
+ *   the custom redirect, else the Play Store, else the web destination, else the preview page.
+ *   Play Store URLs carry the install referrer.
+ * - Desktop: the custom redirect (the web destination), else the preview page.
+ * The web destination is the desktop redirect's `url`: a link with only that URL leads phone
+ * visitors there too rather than to a dead end. A rule's or split variant's `url` (`chosen`)
+ * takes the place of the platform's custom redirect. `show_preview_ios`/`_android` show the
+ * preview first, its button leading where the redirect would have; a crawler always gets the
+ * preview page. `web` adds what forward_query and append_utm ask for to a web destination.
  */
 export function decideHit(
   link: HostedLink,
   platform: Platform,
   crawler: boolean,
+  chosen: string | null = null,
+  web: ((url: string) => string) | null = null,
 ): LinkHit {
   let target: string | null;
   let preview = false;
   if (platform === "ios") {
     const app = link.apps.ios;
-    const custom = redirectUrl(link.ios_custom_redirect);
+    const custom = decorate(chosen ?? redirectUrl(link.ios_custom_redirect), web);
     const store = appStoreUrl(app);
     preview = link.show_preview_ios;
+    const fallback = custom ?? store ?? decorate(redirectUrl(link.desktop_custom_redirect), web);
     if (!crawler && link.ios_custom_redirect.open_app_if_installed === true && app?.scheme) {
       return {
         action: "open_app",
         appUrl: appSchemeUrl(app.scheme, link.path),
-        fallback: custom ?? store,
+        fallback,
         storeUrl: store,
         auto: !preview,
       };
     }
-    target = custom ?? store;
+    target = fallback;
   } else if (platform === "android") {
     const app = link.apps.android;
-    const custom = redirectUrl(link.android_custom_redirect);
-    const fallback = custom ?? (app ? playStoreUrl(app, link) : null);
+    const custom = decorate(chosen ?? redirectUrl(link.android_custom_redirect), web);
+    const fallback = custom ?? (app ? playStoreUrl(app, link) : null) ??
+      decorate(redirectUrl(link.desktop_custom_redirect), web);
     preview = link.show_preview_android;
     const scheme = app?.scheme;
     target = link.android_custom_redirect.open_app_if_installed === true && app && scheme &&
@@ -114,7 +128,7 @@ export function decideHit(
       ? intentUrl({ ...app, scheme }, link.path, fallback)
       : fallback;
   } else {
-    target = redirectUrl(link.desktop_custom_redirect);
+    target = decorate(chosen ?? redirectUrl(link.desktop_custom_redirect), web);
   }
   if (target && !preview && !crawler) return { action: "redirect", url: target };
   return { action: "page", destination: target };

@@ -7,6 +7,7 @@ import { checkChosenPath, lockPath, pathTaken } from "./paths.ts";
 import { hashSecret, plausibleSecret } from "../../infra/secrets.ts";
 import { wrongProjectKey } from "../projects/projects.ts";
 import type { Apps, LinkHost } from "../link_host/apps.ts";
+import type { LinkRule, LinkSplit } from "./rules.ts";
 
 export interface Redirect {
   url?: string;
@@ -24,7 +25,7 @@ export interface Link {
   generated_from_platform: string;
   data: Record<string, unknown>;
   sdk_generated: boolean;
-  tags: unknown[];
+  tags: string[];
   active: boolean;
   tracking_campaign: string | null;
   tracking_source: string | null;
@@ -44,7 +45,7 @@ export interface LinkRow {
   subtitle: string;
   image: string | null;
   data: Record<string, unknown>;
-  tags: unknown[];
+  tags: string[];
   ios_custom_redirect: Redirect;
   android_custom_redirect: Redirect;
   desktop_custom_redirect: Redirect;
@@ -61,6 +62,14 @@ export interface LinkRow {
   /** Null: no limit on views. */
   max_views: number | null;
   expired_url: string | null;
+  /** Ordered redirect rules (services/links/rules.ts), null when none. */
+  rules: LinkRule[] | null;
+  /** The split for hits no rule took, null when none. */
+  split: LinkSplit | null;
+  forward_query: boolean;
+  append_utm: boolean;
+  /** Never leaves the service: the managed link shows `password_protected`. */
+  password_hash: string | null;
   created_at: Date;
   updated_at: Date;
   /** The project's link domain when the row was read (a join, not a column of links). */
@@ -73,7 +82,7 @@ export interface NewLink {
   subtitle?: string | undefined;
   image?: string | undefined;
   data?: Record<string, unknown> | undefined;
-  tags?: unknown[] | undefined;
+  tags?: string[] | undefined;
   ios_custom_redirect?: Redirect | undefined;
   android_custom_redirect?: Redirect | undefined;
   desktop_custom_redirect?: Redirect | undefined;
@@ -90,6 +99,44 @@ export interface ManagedNewLink extends NewLink {
   expires_at?: Date | undefined;
   max_views?: number | undefined;
   expired_url?: string | undefined;
+  rules?: LinkRule[] | undefined;
+  split?: LinkSplit | undefined;
+  forward_query?: boolean | undefined;
+  append_utm?: boolean | undefined;
+  /** The password's hash (services/access/passwords.ts), never the password. */
+  password_hash?: string | undefined;
+}
+
+/**
+ * The `routing` column the link host reads: everything that decides a hit beyond the platform
+ * redirects, `[rules, split, forward_query, append_utm, password_protected]` as JSON text, or
+ * null when the link has none of them: a plain link's hit reads one null more than before.
+ * routingSql is the same over a row's columns (its text may be spaced differently: both parse
+ * alike).
+ */
+export function routingText(link: {
+  rules?: readonly unknown[] | null | undefined;
+  split?: readonly unknown[] | null | undefined;
+  forward_query?: boolean | undefined;
+  append_utm?: boolean | undefined;
+  password_hash?: string | null | undefined;
+}): string | null {
+  const rules = link.rules?.length ? link.rules : null;
+  const split = link.split ?? null;
+  const forward = link.forward_query ?? false;
+  const utm = link.append_utm ?? false;
+  const password = (link.password_hash ?? null) !== null;
+  if (rules === null && split === null && !forward && !utm && !password) return null;
+  return JSON.stringify([rules, split, forward, utm, password]);
+}
+
+/** routingText in SQL, over the columns of `alias` (a table alias, or none). */
+export function routingSql(alias = ""): string {
+  const c = (name: string) => (alias ? `${alias}.${name}` : name);
+  return `case when ${c("rules")} is null and ${c("split")} is null and not ${c("forward_query")}
+      and not ${c("append_utm")} and ${c("password_hash")} is null then null
+    else json_build_array(${c("rules")}, ${c("split")}, ${c("forward_query")},
+      ${c("append_utm")}, ${c("password_hash")} is not null)::text end`;
 }
 
 /** An absolute http(s) URL with a host: the only redirect targets the link host follows. */
@@ -211,7 +258,8 @@ export async function createLink(
             ios_custom_redirect, android_custom_redirect, desktop_custom_redirect,
             show_preview_ios, show_preview_android,
             tracking_campaign, tracking_source, tracking_medium,
-            sdk_generated, generated_from_platform, expires_at, max_views, expired_url
+            sdk_generated, generated_from_platform, expires_at, max_views, expired_url,
+            rules, split, forward_query, append_utm, password_hash, routing
           ) select
             ${environmentId}, ${path}, ${input.title ?? ""}, ${input.subtitle ?? ""},
             ${input.image ?? null}, ${tx.json((input.data ?? {}) as never)},
@@ -223,7 +271,11 @@ export async function createLink(
             ${input.tracking_campaign ?? null}, ${input.tracking_source ?? null},
             ${input.tracking_medium ?? null},
             ${origin === "sdk"}, ${PLATFORM[origin]}, ${input.expires_at ?? null},
-            ${input.max_views ?? null}, ${input.expired_url ?? null}
+            ${input.max_views ?? null}, ${input.expired_url ?? null},
+            ${input.rules?.length ? tx.json(input.rules as never) : null},
+            ${input.split ? tx.json(input.split as never) : null},
+            ${input.forward_query ?? false}, ${input.append_utm ?? false},
+            ${input.password_hash ?? null}, ${routingText(input)}
           where not exists (select 1 from retired_link_paths r where r.path = ${path})
           returning *)
           select l.*, p.link_domain
@@ -411,7 +463,11 @@ export type HostedLink =
     | "max_views"
     | "expired_url"
   >
-  & { apps: Apps };
+  & {
+    apps: Apps;
+    /** What decides beyond the platform redirects (routingText), null when nothing does. */
+    routing: string | null;
+  };
 
 /**
  * The active, unarchived link at `path` if its project is served on `host` (services/link_host/apps.ts):
@@ -420,8 +476,9 @@ export type HostedLink =
  *
  * Every hit reads the link here, in the hit's one query: no instance keeps a link between hits,
  * so an edit, an archive or a delete made on any instance is what the next hit on every instance
- * sees, with no notification to miss. The one cache on the way (services/links/host.ts) is keyed
- * by a redirect URL's own text, so an edited URL is a new key, never a stale value.
+ * sees, with no notification to miss. The caches on the way are keyed by their source's own
+ * text: redirect URLs (services/links/host.ts) and compiled rules (services/links/rules.ts), so
+ * an edit is a new key, never a stale value.
  */
 export async function getHostedLink(
   db: Db,
@@ -435,7 +492,11 @@ export async function getHostedLink(
     select l.id, l.environment_id, l.path, p.link_domain, l.title, l.subtitle, l.image,
       l.ios_custom_redirect, l.android_custom_redirect, l.desktop_custom_redirect,
       l.show_preview_ios, l.show_preview_android, l.tracking_campaign, l.tracking_source,
-      l.tracking_medium, l.expires_at, l.max_views, l.expired_url, p.apps
+      l.tracking_medium, l.expires_at, l.max_views, l.expired_url, p.apps,
+      -- Rules, split, forwarding and password as stored text (null for a plain link):
+      -- compiled once per distinct text (services/links/rules.ts), not serialised or parsed
+      -- on every hit.
+      l.routing
     from links l join environments e on e.id = l.environment_id join projects p on p.id = e.project_id
     where l.path = ${path} and l.active and not l.archived
       -- The projects served on the host: the one whose link domain it is, or, on the default

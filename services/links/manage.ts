@@ -10,10 +10,13 @@ import {
   type LinkRow,
   type ManagedNewLink,
   type Redirect,
+  routingSql,
   toLink,
 } from "./links.ts";
 import type { Link } from "./links.ts";
 import { lockPath } from "./paths.ts";
+import type { LinkRule, LinkSplit } from "./rules.ts";
+import { hashPassword } from "../access/passwords.ts";
 
 export type LinkState = "active" | "inactive" | "archived" | "expired";
 export const LINK_STATES: readonly LinkState[] = ["active", "inactive", "archived", "expired"];
@@ -27,6 +30,11 @@ export interface ManagedLink extends Link {
   expired_url: string | null;
   state: LinkState;
   total_views: number;
+  rules: LinkRule[];
+  split: LinkSplit | null;
+  forward_query: boolean;
+  append_utm: boolean;
+  password_protected: boolean;
 }
 
 export type ManagedLinkRow = LinkRow & { total_views: number; limited_views: number };
@@ -58,6 +66,11 @@ export function toManagedLink(row: ManagedLinkRow, linkBaseUrl: string, now: Dat
     expired_url: row.expired_url,
     state: linkState(row, now),
     total_views: row.total_views,
+    rules: row.rules ?? [],
+    split: row.split,
+    forward_query: row.forward_query,
+    append_utm: row.append_utm,
+    password_protected: row.password_hash !== null,
   };
 }
 
@@ -87,12 +100,23 @@ export async function getManagedLinkOrThrow(
 export async function createManagedLink(
   sql: Sql,
   projectId: string | number,
-  input: ManagedNewLink,
+  input: ManagedNewLink & { password?: string | undefined },
   origin: "api" | "dashboard",
   audit: AuditContext,
 ): Promise<ManagedLinkRow> {
   const env = await getEnvironmentOrThrow(sql, projectId);
-  const row = await createLink(sql, env.id, input, origin, audit);
+  const { password, ...fields } = input;
+  const row = await createLink(
+    sql,
+    env.id,
+    {
+      ...fields,
+      // Hashed as account passwords are; the password itself is never stored or logged.
+      ...(password === undefined ? {} : { password_hash: await hashPassword(password) }),
+    },
+    origin,
+    audit,
+  );
   return { ...row, total_views: 0, limited_views: 0 };
 }
 
@@ -105,7 +129,7 @@ export interface LinkPatch {
   subtitle?: string | null | undefined;
   image?: string | null | undefined;
   data?: Record<string, unknown> | null | undefined;
-  tags?: unknown[] | null | undefined;
+  tags?: string[] | null | undefined;
   ios_custom_redirect?: Redirect | null | undefined;
   android_custom_redirect?: Redirect | null | undefined;
   desktop_custom_redirect?: Redirect | null | undefined;
@@ -119,9 +143,17 @@ export interface LinkPatch {
   expires_at?: Date | null | undefined;
   max_views?: number | null | undefined;
   expired_url?: string | null | undefined;
+  rules?: LinkRule[] | null | undefined;
+  split?: LinkSplit | null | undefined;
+  forward_query?: boolean | undefined;
+  append_utm?: boolean | undefined;
+  /** A new password (hashed here), or null to remove it. */
+  password?: string | null | undefined;
 }
 
 const JSON_COLUMNS = new Set([
+  "rules",
+  "split",
   "data",
   "tags",
   "ios_custom_redirect",
@@ -153,10 +185,17 @@ export async function updateLink(
   const env = await getEnvironmentOrThrow(sql, projectId);
   if (!isLinkPath(path)) throw notFound("link");
   const values: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(patch)) {
+  const { password, ...fields } = patch;
+  for (const [key, value] of Object.entries(fields)) {
     if (value === undefined) continue;
-    const v = value === null ? (CLEARED[key] ?? null) : value;
-    values[key] = JSON_COLUMNS.has(key) ? sql.json(v as never) : v;
+    // No rules is null, as on a link that never had any (the link host then skips them).
+    const v = value === null || (key === "rules" && Array.isArray(value) && value.length === 0)
+      ? (CLEARED[key] ?? null)
+      : value;
+    values[key] = JSON_COLUMNS.has(key) && v !== null ? sql.json(v as never) : v;
+  }
+  if (password !== undefined) {
+    values.password_hash = password === null ? null : await hashPassword(password);
   }
   const columns = Object.keys(values);
   return await sql.begin(async (tx) => {
@@ -171,6 +210,13 @@ export async function updateLink(
       `;
     } else {
       await tx`update links set updated_at = now() where id = ${old.id}`;
+    }
+    if (
+      patch.rules !== undefined || patch.split !== undefined || patch.password !== undefined ||
+      patch.forward_query !== undefined || patch.append_utm !== undefined
+    ) {
+      // What the link host reads (services/links/links.ts routingText), from the new values.
+      await tx`update links set routing = ${tx.unsafe(routingSql())} where id = ${old.id}`;
     }
     if (old.max_views === null && patch.max_views != null) {
       await tx`update link_counters set limited_views = total_views where link_id = ${old.id}`;

@@ -9,7 +9,7 @@ export interface LinkMetrics {
   title: string;
   active: boolean;
   sdk_generated: boolean;
-  tags: unknown[];
+  tags: string[];
   /** Absent when the link has no campaign. */
   tracking_campaign?: string;
   total_views: number;

@@ -40,6 +40,8 @@ export const RESERVED_PATHS: ReadonlySet<string> = new Set([
   "callback",
   "apple-app-site-association",
   "assetlinks.json",
+  "mcp",
+  "llms.txt",
 ]);
 
 /** Why `path` cannot be chosen (a sentence without the field name), or null if it can. */

@@ -4,6 +4,7 @@ import type { Apps } from "../link_host/apps.ts";
 import { ApiError, isUniqueViolation, notFound } from "../errors.ts";
 import { projectHashid } from "../../infra/hashids.ts";
 import { hashSecret, plausibleSecret, randomToken } from "../../infra/secrets.ts";
+import { type SdkLimits, sdkLimitsOf } from "./sdk_limits.ts";
 
 export type EnvironmentKind = "production" | "test";
 
@@ -16,6 +17,8 @@ export interface Project {
   /** The host its links are served on; null: LINK_BASE_URL's. */
   link_domain: string | null;
   apps: Apps;
+  /** What the project key may write a minute (services/sdk_limits.ts). */
+  sdk_limits: SdkLimits;
 }
 
 /** One environment of a project: what SDK and feed requests act on. */
@@ -37,6 +40,8 @@ interface ProjectRow {
   test_id: number;
   link_domain: string | null;
   apps: Apps;
+  sdk_writes_per_key: number | null;
+  sdk_writes_per_address: number | null;
 }
 
 const PROJECT_KEY_PREFIX = "pk_";
@@ -57,6 +62,7 @@ function toProject(row: ProjectRow): Project {
     },
     link_domain: row.link_domain,
     apps: row.apps,
+    sdk_limits: sdkLimitsOf(row),
   };
 }
 
@@ -65,6 +71,7 @@ async function selectProject(db: Db, hashid: string): Promise<ProjectRow | undef
   if (!/^[A-Za-z0-9]{1,64}$/.test(hashid)) return undefined;
   const [row] = await db<ProjectRow[]>`
     select p.id, p.hashid, p.name, p.enterprise, p.created_at, p.link_domain, p.apps,
+      p.sdk_writes_per_key, p.sdk_writes_per_address,
       (select id from environments where project_id = p.id and kind = 'production') as production_id,
       (select id from environments where project_id = p.id and kind = 'test') as test_id
     from projects p
@@ -132,6 +139,8 @@ export async function updateProject(
     enterprise?: boolean | undefined;
     link_domain?: string | null | undefined;
     apps?: { ios?: Apps["ios"] | null; android?: Apps["android"] | null } | undefined;
+    /** Each: absent leaves it, null returns to the default, a number sets it. */
+    sdk_limits?: { per_key?: number | null; per_address?: number | null } | undefined;
   },
   audit: AuditContext,
   options: { defaultHost?: string } = {},
@@ -165,6 +174,10 @@ export async function updateProject(
           enterprise = coalesce(${changes.enterprise ?? null}::boolean, enterprise),
           link_domain = ${linkDomain},
           apps = ${tx.json(apps as never)},
+          sdk_writes_per_key = ${limit(changes.sdk_limits?.per_key, current.sdk_writes_per_key)},
+          sdk_writes_per_address = ${
+        limit(changes.sdk_limits?.per_address, current.sdk_writes_per_address)
+      },
           updated_at = now()
         where id = ${current.id}
       `;
@@ -182,6 +195,11 @@ export async function updateProject(
     }
     throw err;
   }
+}
+
+/** A PATCH of one limit: absent keeps `current`, null the default, a number itself. */
+function limit(change: number | null | undefined, current: number | null): number | null {
+  return change === undefined ? current : change;
 }
 
 /** Replaces the project key; the old one stops authenticating with this statement's commit. */
@@ -280,7 +298,8 @@ export async function listProjects(
   // The search is a substring, not a pattern: LIKE's own wildcards are escaped.
   const pattern = "%" + search.replace(/[\\%_]/g, (c) => "\\" + c) + "%";
   const rows = await db<ProjectRow[]>`
-    select p.id, p.hashid, p.name, p.enterprise, p.created_at,
+    select p.id, p.hashid, p.name, p.enterprise, p.created_at, p.link_domain, p.apps,
+      p.sdk_writes_per_key, p.sdk_writes_per_address,
       (select id from environments where project_id = p.id and kind = 'production') as production_id,
       (select id from environments where project_id = p.id and kind = 'test') as test_id
     from projects p

@@ -37,6 +37,16 @@ const DIMENSION: Record<string, string> = {
   source: "l.tracking_source",
   medium: "l.tracking_medium",
   event_name: "f.name",
+  rule: `case when json_typeof(f.b -> 'attribution' -> 'rule') = 'string'
+      and length(f.b -> 'attribution' ->> 'rule') between 1 and 100 then f.b -> 'attribution' ->> 'rule'
+    when json_typeof(f.b -> 'attribution' -> 'rule') = 'number'
+      and (f.b -> 'attribution' ->> 'rule') ~ '^[0-9]+$'
+      and (f.b -> 'attribution' ->> 'rule')::int between 1 and 50
+      then f.b -> 'attribution' ->> 'rule' end`,
+  variant: `case when json_typeof(f.b -> 'attribution' -> 'variant') = 'number'
+      and (f.b -> 'attribution' ->> 'variant') ~ '^[0-9]+$'
+      and (f.b -> 'attribution' ->> 'variant')::int between 1 and 10
+      then f.b -> 'attribution' ->> 'variant' end`,
 };
 
 export interface ReferenceQuery {

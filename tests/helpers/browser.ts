@@ -3,8 +3,9 @@
 // the tests' closed network expects; screenshots go to test-output/ (not committed).
 import assert from "node:assert/strict";
 import { type Browser, chromium, type Page } from "playwright-core";
+import { CHROMIUM, SKIP_BROWSER_TESTS } from "./chromium.ts";
 
-export const CHROMIUM = Deno.env.get("CHROMIUM_PATH") ?? "/usr/bin/chromium";
+export { CHROMIUM, hasChromium, SKIP_BROWSER_TESTS } from "./chromium.ts";
 export const SCREENSHOT_DIR = "test-output/screenshots";
 
 const FLAGS = [
@@ -18,13 +19,25 @@ const FLAGS = [
   "--disable-sync",
 ];
 
-/** True when the browser is installed; tests that need it fail loudly when it is not. */
-export function hasChromium(): boolean {
-  try {
-    return Deno.statSync(CHROMIUM).isFile;
-  } catch {
-    return false;
-  }
+type BrowserTestDefinition = Omit<Deno.TestDefinition, "ignore" | "only">;
+
+/**
+ * Deno.test for a test that drives the browser: ignored, with all the others, where Chromium is
+ * missing (tests/helpers/chromium.ts says when). Every test of a *_browser_test.ts file is
+ * declared with it, so they are skipped together or not at all (tests/test_permissions_test.ts).
+ * Named `test` so that `deno fmt` keeps `test("name", async () => {` on one line, as it does
+ * for `Deno.test`.
+ */
+export function test(name: string, fn: () => Promise<void>): void;
+export function test(definition: BrowserTestDefinition): void;
+export function test(
+  nameOrDefinition: string | BrowserTestDefinition,
+  fn?: () => Promise<void>,
+): void {
+  const definition = typeof nameOrDefinition === "string"
+    ? { name: nameOrDefinition, fn: fn! }
+    : nameOrDefinition;
+  Deno.test({ ...definition, ignore: SKIP_BROWSER_TESTS });
 }
 
 export async function launchBrowser(): Promise<Browser> {
@@ -72,4 +85,11 @@ export async function checkPage(page: Page, name: string): Promise<void> {
   await screenshot(page, `${name}-1440-dark`);
   await page.emulateMedia({ colorScheme: "light" });
   await screenshot(page, `${name}-1440`);
+}
+
+/** Opens every group of the link form (each is a disclosure, closed until it has a value). */
+export async function openLinkFormSections(page: Page): Promise<void> {
+  await page.$$eval("details.form-section", (all) => {
+    for (const d of all) (d as HTMLDetailsElement).open = true;
+  });
 }

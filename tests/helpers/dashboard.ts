@@ -88,3 +88,47 @@ export async function postUpload(
   });
   return { status: res.status, headers: res.headers, text: await res.text() };
 }
+
+/** A person with an account (its password set through the setup link), maybe with a role. */
+export interface Person {
+  accountId: number;
+  email: string;
+  name: string;
+  password: string;
+}
+
+/**
+ * Creates an account through the admin API, follows its setup link as the person would (the
+ * password form over HTTP) and, with `project`, gives it `role` there. A project's first member
+ * must be its owner.
+ */
+export async function addPerson(
+  base: string,
+  input: { email: string; name: string; project?: string; role?: string },
+): Promise<Person> {
+  const auth = { Authorization: `Bearer ${ADMIN_TOKEN}`, "Content-Type": "application/json" };
+  const created = await fetch(`${base}/api/v1/admin/accounts`, {
+    method: "POST",
+    headers: auth,
+    body: JSON.stringify({ email: input.email, name: input.name }),
+  });
+  const body = await created.json();
+  assert.equal(created.status, 201, JSON.stringify(body));
+  const token = new URL(body.setup_url).searchParams.get("token")!;
+  const password = `${input.name} has a long password`;
+  const setup = await postForm(base, "/dashboard/setup", { cookie: "" }, {
+    token,
+    password,
+    confirm: password,
+  });
+  assert.equal(setup.status, 303, setup.text);
+  if (input.project) {
+    const member = await fetch(
+      `${base}/api/v1/admin/projects/${input.project}/members/${body.account.id}`,
+      { method: "PUT", headers: auth, body: JSON.stringify({ role: input.role ?? "viewer" }) },
+    );
+    const text = await member.text();
+    assert.equal(member.status, 200, text);
+  }
+  return { accountId: body.account.id, email: input.email, name: input.name, password };
+}

@@ -13,6 +13,7 @@ import type { AppDeps } from "../../services/deps.ts";
 import type { FeedWakeup } from "../../services/feed/wakeup.ts";
 import { LiveTails } from "../../services/feed/live_tail.ts";
 import { createTestDatabase, type TestDatabase } from "./database.ts";
+import { OpenApiConformance } from "./openapi_conformance.ts";
 
 export const ADMIN_TOKEN = "test-admin-token-0123456789";
 export const CURSOR_SECRET = "test-cursor-secret-0123456789abcdefghij";
@@ -29,6 +30,8 @@ export interface TestServer {
   liveTails: LiveTails;
   /** The app it serves (its registered routes, for the access table's test). */
   app: ReturnType<typeof createApp>;
+  /** Checks every JSON answer against /openapi.json; close() throws on a mismatch. */
+  conformance: OpenApiConformance;
   close(): Promise<void>;
 }
 
@@ -81,13 +84,14 @@ export function serveApp(
     ...(options.livePollMs === undefined ? {} : { pollMs: options.livePollMs }),
   });
   const app = createApp({ ...deps, liveTails });
+  const conformance = new OpenApiConformance();
   const controller = new AbortController();
   const server = Deno.serve({
     hostname: "127.0.0.1",
     port: options.port ?? 0,
     signal: controller.signal,
     onListen() {},
-  }, app.fetch);
+  }, async (req, info) => conformance.observe(req, await app.fetch(req, info)));
   return {
     url: `http://127.0.0.1:${server.addr.port}`,
     sql,
@@ -96,11 +100,13 @@ export function serveApp(
     views,
     liveTails,
     app,
+    conformance,
     async close() {
       await liveTails.close();
       controller.abort();
       await server.finished;
       await views.flush();
+      await conformance.settle();
     },
   };
 }

@@ -1,5 +1,7 @@
 // GraphQL Code Generator's client preset on the committed SDL, run under Deno:
-//   deno run --allow-read --allow-write --allow-env docs/examples/codegen/codegen.ts <output dir>
+//   deno run --config tests/deno.json --allow-read --allow-write --allow-env \
+//     docs/examples/codegen/codegen.ts <output dir>
+// (tests/deno.json has the generator: the service's own configuration does not).
 // writes typed documents (`LinksPageDocument`, …) for the documents beside this file.
 //
 // A Node.js project runs the same preset through the CLI (`graphql-codegen` with a codegen.ts,
