@@ -3,6 +3,7 @@
 // receiver on 127.0.0.1, sends the span of a request it served, and nothing asks for a
 // permission the task does not grant.
 import assert from "node:assert/strict";
+import { createDatabase, dropDatabase } from "../db/databases.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const READY_MS = 120_000;
@@ -68,11 +69,12 @@ Deno.test("OTEL_DENO=true: deno task start exports the span of a request it serv
   const collector = startCollector();
   const dataDir = await Deno.makeTempDir();
   const base = Deno.env.get("DATABASE_URL");
+  const name = `t_otel_${Date.now().toString(36)}`;
   const env: Record<string, string> = {
     PORT: "0",
     NO_COLOR: "1",
     ADMIN_TOKEN,
-    ...(base ? { DATABASE_URL: base } : { DATA_DIR: dataDir }),
+    ...(base ? { DATABASE_URL: await createDatabase(base, name) } : { DATA_DIR: dataDir }),
     OTEL_DENO: "true",
     OTEL_SERVICE_NAME: "link-event-feed",
     OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
@@ -144,6 +146,7 @@ Deno.test("OTEL_DENO=true: deno task start exports the span of a request it serv
     await pumped;
     await collector.close();
     await Deno.remove(dataDir, { recursive: true });
+    if (base) await dropDatabase(base, name);
   }
   assert.doesNotMatch(output(), /PermissionDenied|NotCapable|Requires \w+ access/);
 });

@@ -24,8 +24,11 @@ begin
   if exists (select from pg_extension where extname = 'citus') then
     return;
   end if;
-  create function feed_xid_offset() returns bigint language sql immutable parallel safe
-    as $f$ select 0::bigint $f$;
+  -- Kept when it exists already (a raised offset must never go back to 0).
+  if to_regprocedure('feed_xid_offset()') is null then
+    create function feed_xid_offset() returns bigint language sql immutable parallel safe
+      as $f$ select 0::bigint $f$;
+  end if;
   alter table feed_events alter column xid
     set default ((pg_current_xact_id()::text)::bigint + feed_xid_offset());
   create or replace function feed_horizon() returns bigint language sql stable as $f$
