@@ -6,6 +6,11 @@ import { MAX_SECRET_LENGTH } from "./infra/secrets.ts";
 
 export interface Config {
   port: number;
+  /**
+   * The internal listener (rest/internal.ts: Prometheus metrics at /metrics), on all interfaces;
+   * null: not served.
+   */
+  metricsPort: number | null;
   /** Set: use this PostgreSQL. Unset: run the embedded PGlite in `dataDir`. */
   databaseUrl: string | null;
   dataDir: string;
@@ -82,6 +87,10 @@ const envSchema = z.object({
   PORT: z.preprocess(
     blankToUndefined,
     wholeNumber("must be a port number from 0 to 65535", 0, 65535).default(8000),
+  ),
+  METRICS_PORT: z.preprocess(
+    blankToUndefined,
+    wholeNumber("must be a port number from 0 to 65535", 0, 65535).optional(),
   ),
   DATABASE_URL: z.preprocess(
     blankToUndefined,
@@ -190,9 +199,13 @@ export function resolveConfig(
       "ADMIN_TOKEN: required when DATABASE_URL is set (only the embedded database generates one)",
     );
   }
+  if (e.METRICS_PORT !== undefined && e.METRICS_PORT !== 0 && e.METRICS_PORT === e.PORT) {
+    throw new ConfigError("METRICS_PORT: must differ from PORT (it is not served to the public)");
+  }
   const linkBaseUrl = (e.LINK_BASE_URL ?? `http://localhost:${e.PORT}`).replace(/\/+$/, "");
   return {
     port: e.PORT,
+    metricsPort: e.METRICS_PORT ?? null,
     databaseUrl: e.DATABASE_URL ?? null,
     dataDir: e.DATA_DIR,
     adminToken: e.ADMIN_TOKEN ?? null,

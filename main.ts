@@ -1,11 +1,12 @@
 // Composition root: read config, open the database, build the app, serve, shut down cleanly.
 import { ConfigError, readConfig } from "./config.ts";
-import { connect, openDatabase } from "./db/connect.ts";
+import { APPLICATION_NAME, connect, openDatabase } from "./db/connect.ts";
 import {
   surviveClosedConnectionWrites,
   surviveLostConnectionRejections,
 } from "./db/closed_write.ts";
 import { createApp } from "./app.ts";
+import { internalRoutes } from "./rest/internal.ts";
 import { resolveAdminToken } from "./services/access/admin_token.ts";
 import { defaultHostOwnerProblem } from "./services/link_host/apps.ts";
 import { systemClock } from "./infra/clock.ts";
@@ -123,6 +124,23 @@ const server = Deno.serve({
     }),
 }, app.fetch);
 
+// The internal listener (rest/internal.ts), on METRICS_PORT when set: never the public port.
+const internal = config.metricsPort === null ? null : Deno.serve(
+  {
+    port: config.metricsPort,
+    onListen: ({ port }) => logger.info("internal listener", { port }),
+  },
+  internalRoutes({
+    ...deps,
+    liveTails,
+    database: {
+      embedded: db.embedded,
+      poolMax: db.poolMax,
+      applicationName: db.embedded ? null : APPLICATION_NAME,
+    },
+  }).fetch,
+);
+
 let stopping = false;
 async function shutdown(signal: string) {
   if (stopping) return;
@@ -131,6 +149,7 @@ async function shutdown(signal: string) {
   // Open live streams end first: a graceful shutdown waits for every response to finish.
   await liveTails.close();
   await server.shutdown();
+  await internal?.shutdown();
   await deps.views.flush(5_000);
   await jobs.stop();
   geoipWatch?.stop();

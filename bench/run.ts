@@ -1,5 +1,5 @@
 // deno task bench [-- --seconds N] [--only sdk,retention] [--feed-rows N] [--retention-rows N]
-// [--analytics-events N]:
+// [--analytics-events N] [--memory-minutes N]:
 // every benchmark, each as a ratio against a baseline measured in the same run. Needs wrk
 // (Debian package `wrk`) and a PostgreSQL (BENCH_DATABASE_URL, DATABASE_URL, or
 // postgres://postgres@127.0.0.1:5432/postgres). Exits 1 if a row's measurement is invalid (a
@@ -18,6 +18,7 @@ import { liveBenchmarks } from "./live.ts";
 import { linkListBenchmarks } from "./links.ts";
 import { loggingBenchmarks } from "./logging.ts";
 import { mcpBenchmarks } from "./mcp.ts";
+import { memoryBenchmarks } from "./memory.ts";
 import { retentionBenchmarks } from "./retention.ts";
 import { rulesBenchmarks } from "./rules.ts";
 import { exitStatus, failedScenario, renderTable, type Row } from "./rows.ts";
@@ -32,6 +33,7 @@ const { values } = parseArgs({
     "feed-rows": { type: "string", default: "2000000" },
     "retention-rows": { type: "string", default: "1000000" },
     "analytics-events": { type: "string", default: "10000000" },
+    "memory-minutes": { type: "string", default: "10" },
     help: { type: "boolean" },
   },
 });
@@ -43,8 +45,8 @@ const print = (s: string) => console.log(s);
 if (values.help) {
   print(
     "deno task bench [-- --seconds N]\n" +
-      "  [--only sdk,feed,graphql,delivery,live,retention,links,rules,mcp,analytics]\n" +
-      "  [--feed-rows N] [--retention-rows N] [--analytics-events N]\n" +
+      "  [--only sdk,feed,graphql,delivery,live,retention,links,rules,mcp,analytics,memory]\n" +
+      "  [--feed-rows N] [--retention-rows N] [--analytics-events N] [--memory-minutes N]\n" +
       "Exit status: 1 if a row is invalid, else 2 if a target was missed, else 0.",
   );
   Deno.exit(0);
@@ -70,6 +72,8 @@ const suites: Record<string, (db: Awaited<ReturnType<typeof benchDatabase>>) => 
   mcp: (db) => mcpBenchmarks(db, seconds),
   logging: () => loggingBenchmarks(seconds),
   analytics: (db) => analyticsBenchmarks(db, seconds, Number(values["analytics-events"])),
+  // Its own processes and databases (bench/memory.ts): the shared one goes unused.
+  memory: () => memoryBenchmarks(Number(values["memory-minutes"])),
 };
 
 const only = values.only?.split(",");

@@ -13,6 +13,8 @@ export interface Database {
   sql: Sql;
   url: string;
   embedded: boolean;
+  /** The pool's size: options.max, or 1 on the embedded database. */
+  poolMax: number;
   close(): Promise<void>;
 }
 
@@ -20,6 +22,13 @@ export interface OpenOptions {
   /** Pool size on a real PostgreSQL; the embedded database is always 1. */
   max?: number;
 }
+
+/**
+ * What this process's connections call themselves (pg_stat_activity.application_name): the
+ * service's name and a random tag, so an instance can tell its own connections from the other
+ * instances' (the pool's metrics, services/monitoring/metrics.ts).
+ */
+export const APPLICATION_NAME = `link-event-feed/${crypto.randomUUID().slice(0, 8)}`;
 
 /**
  * A pool on `url`. `settings` are session settings every connection of it starts with (e.g. the
@@ -31,7 +40,7 @@ export function connect(url: string, max: number, settings: Record<string, strin
     ...(target.path ? { path: target.path } : {}),
     max,
     onnotice: () => {}, // PGlite sends DEBUG notices; PostgreSQL's NOTICEs are not for clients either
-    connection: { application_name: "link-event-feed", ...settings },
+    connection: { application_name: APPLICATION_NAME, ...settings },
   });
   // In the background: a pool that cannot reach its database yet fails its own queries anyway,
   // and one that is ended at once has nothing to repair (pool_queues.ts says what this is).
@@ -52,11 +61,13 @@ export async function openDatabase(
     await embedded?.stop();
     throw err;
   }
-  const sql = connect(url, embedded ? 1 : options.max ?? 10);
+  const poolMax = embedded ? 1 : options.max ?? 10;
+  const sql = connect(url, poolMax);
   return {
     sql,
     url,
     embedded: embedded !== null,
+    poolMax,
     async close() {
       await sql.end({ timeout: 5 });
       await embedded?.stop();

@@ -8,11 +8,21 @@ const MIGRATIONS_DIR = fileURLToPath(new URL("./migrations", import.meta.url));
 // Any constant works; it only has to be the same for every instance of this service.
 const MIGRATION_LOCK_KEY = 4_242_001;
 
+/** The migrations of this version, as postgres-shift numbers and names them (in order). */
+export function migrationList(): { id: number; name: string }[] {
+  return [...Deno.readDirSync(MIGRATIONS_DIR)]
+    .filter((e) => /^[0-9]{5}_/.test(e.name))
+    .map((e) => ({ id: Number(e.name.slice(0, 5)), name: e.name.slice(6).replace(/-/g, " ") }))
+    .sort((a, b) => a.id - b.id);
+}
+
 /**
- * Applies pending migrations. A session-level advisory lock on a dedicated single connection
- * makes instances that start together take turns: the second finds the work done.
+ * Applies pending migrations (up to and including number `upTo` when given: a restore of an
+ * older backup loads it at its own version first). A session-level advisory lock on a
+ * dedicated single connection makes instances that start together take turns: the second
+ * finds the work done.
  */
-export async function migrate(url: string): Promise<void> {
+export async function migrate(url: string, options: { upTo?: number } = {}): Promise<void> {
   const target = driverTarget(url);
   const sql = postgres(target.url, {
     ...(target.path ? { path: target.path } : {}),
@@ -21,7 +31,8 @@ export async function migrate(url: string): Promise<void> {
   });
   try {
     await sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`;
-    await shift({ sql, path: MIGRATIONS_DIR });
+    if (options.upTo === undefined) await shift({ sql, path: MIGRATIONS_DIR });
+    else await shiftUpTo(sql, options.upTo);
     await sql`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`;
     const [ext] = await sql<{ citus: boolean }[]>`
       select exists (select from pg_extension where extname = 'citus') as citus
@@ -29,5 +40,51 @@ export async function migrate(url: string): Promise<void> {
     setOnCitus(ext!.citus);
   } finally {
     await sql.end({ timeout: 5 });
+  }
+}
+
+/**
+ * Applies pending migrations (up to `upTo` when given) inside the caller's transaction `tx`, so
+ * that they commit or roll back with what else it does (a restore loads its rows between two
+ * such calls). postgres-shift runs its migrations in a transaction of its own: here that is
+ * `tx` itself. No advisory lock: the caller's database is one no instance serves yet.
+ */
+export async function migrateInTransaction(
+  tx: postgres.TransactionSql,
+  options: { upTo?: number } = {},
+): Promise<void> {
+  const inTx = Object.assign(
+    (...args: Parameters<postgres.TransactionSql>) => tx(...args),
+    {
+      begin: (fn: (sql: postgres.TransactionSql) => unknown) => fn(tx),
+      file: tx.file.bind(tx),
+      unsafe: tx.unsafe.bind(tx),
+    },
+  ) as unknown as postgres.Sql;
+  // postgres-shift finds out whether its table exists by a query that fails when it does not,
+  // which would abort the transaction: it is made first, as postgres-shift makes it.
+  await tx`
+    create table if not exists migrations (
+      migration_id serial primary key,
+      created_at timestamp with time zone not null default now(),
+      name text
+    )
+  `;
+  if (options.upTo === undefined) await shift({ sql: inTx, path: MIGRATIONS_DIR });
+  else await shiftUpTo(inTx, options.upTo);
+}
+
+/** postgres-shift over a folder of links to the migrations numbered up to `last`. */
+async function shiftUpTo(sql: postgres.Sql, last: number): Promise<void> {
+  const dir = await Deno.makeTempDir({ prefix: "migrations-" });
+  try {
+    for (const entry of Deno.readDirSync(MIGRATIONS_DIR)) {
+      if (/^[0-9]{5}_/.test(entry.name) && Number(entry.name.slice(0, 5)) <= last) {
+        await Deno.symlink(`${MIGRATIONS_DIR}/${entry.name}`, `${dir}/${entry.name}`);
+      }
+    }
+    await shift({ sql, path: dir });
+  } finally {
+    await Deno.remove(dir, { recursive: true });
   }
 }

@@ -4,6 +4,7 @@
 // by Hono without composing a middleware chain.
 import type { Hono } from "hono";
 import type { Logger } from "../infra/log.ts";
+import { observeRequest } from "../services/monitoring/metrics.ts";
 import type { RequestBindings } from "../inputs/headers.ts";
 import type { AppEnv } from "./deps.ts";
 import { errorResponse, toErrorResponse } from "./errors.ts";
@@ -49,7 +50,8 @@ export type Framed = (req: Request, info?: Deno.ServeHandlerInfo) => Promise<Res
  * - a body over 1 MiB refused with 413 before any route reads it (bodyWithinLimit);
  * - dispatch through the route table; an error no route mapped is mapped here, as Hono's
  *   onError maps the others;
- * - one log line: no headers, no query string, no body, so no secret can leak.
+ * - one log line: no headers, no query string, no body, so no secret can leak;
+ * - the request in the metrics, by the template of the route that answered it (routeTemplate).
  */
 export function frame(logger: Logger, routes: Hono<AppEnv>): Framed {
   return async (req, info) => {
@@ -69,15 +71,31 @@ export function frame(logger: Logger, routes: Hono<AppEnv>): Framed {
       res = toErrorResponse(err, logger, requestId);
     }
     if (res.status !== 101) res = withRequestId(res, requestId);
+    const ms = performance.now() - start;
     logger.info("request", {
       request_id: requestId,
       method: req.method,
       path,
       status: res.status,
-      ms: Math.round((performance.now() - start) * 10) / 10,
+      ms: Math.round(ms * 10) / 10,
     });
+    observeRequest(routeTemplate(routes, req.method, path), req.method, res.status, ms);
     return res;
   };
+}
+
+/**
+ * The template of the route that answers `method` `path` (`/api/v1/sdk/link/:link_path`), never
+ * the path itself: the first route the table matches that is not a middleware, the one Hono
+ * dispatches to (a route answers without calling the next); "unmatched" for the table's
+ * notFound. One more match of Hono's router, which keeps the routes with their templates.
+ */
+function routeTemplate(routes: Hono<AppEnv>, method: string, path: string): string {
+  const [matched] = routes.router.match(method === "HEAD" ? "GET" : method, path);
+  for (const [[, route]] of matched) {
+    if (route.method !== "ALL") return route.path;
+  }
+  return "unmatched";
 }
 
 /**

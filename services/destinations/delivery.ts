@@ -44,6 +44,7 @@ import { describeError, type Logger } from "../../infra/log.ts";
 import { type PostResult, postWebhook } from "./webhook_post.ts";
 import { ReceiverConnections } from "./receiver_connections.ts";
 import { newMessageId, webhookHeaders } from "./webhook_sign.ts";
+import { countDelivered, countFailedAttempt } from "../monitoring/metrics.ts";
 
 export const MAX_BATCH_EVENTS = 100;
 /**
@@ -676,8 +677,10 @@ export class DeliveryWorker {
     }
     const now = clock.now();
     if (result.error === null) {
+      countDelivered(dest.id, plan.events.length);
       return { plan, at, now, status: result.status, durationMs: result.durationMs };
     }
+    countFailedAttempt(dest.id);
     const attempt = plan.attempts + 1;
     const delay = retryDelayMs(attempt, result.retryAfterMs, this.#backoff);
     await sql`

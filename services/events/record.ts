@@ -27,6 +27,7 @@ import {
   rollupInsertSql,
   utcHour,
 } from "../analytics/rollups.ts";
+import { countIngested } from "../monitoring/metrics.ts";
 
 export type EventEnvironment = Pick<Environment, "id" | "kind" | "hashid">;
 
@@ -127,12 +128,14 @@ export async function recordEvents(
       await applyPurchases(tx, ctx.environment.id, inserted, deltas);
       await applyDeltas(tx, ctx.environment.id, deltas);
     }
-    return { n: inserted.length, captured };
+    return { inserted, captured };
   });
+  countIngested(stored.inserted.map((e) => e.event.type));
   // A lost wake-up only delays readers until their next poll (see announceCapture): the events
   // are committed and the request has succeeded.
   if (stored.captured) await announceCapture(sql, ctx.environment.id).catch(() => {});
-  return { accepted: stored.n, duplicates: events.length - stored.n };
+  const n = stored.inserted.length;
+  return { accepted: n, duplicates: events.length - n };
 }
 
 /**

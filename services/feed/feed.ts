@@ -17,6 +17,7 @@ import {
 } from "./cursor.ts";
 import { feedRetentionCutoff } from "./retention.ts";
 import { parseEnvironmentId } from "../projects/projects.ts";
+import { countFeedPage } from "../monitoring/metrics.ts";
 
 export const DEFAULT_FEED_LIMIT = 100;
 /**
@@ -146,9 +147,11 @@ export async function readFeedPage(
   // An empty page while committed events wait behind an older transaction: wait for them,
   // so that an acknowledged event is readable at once. Outside the transaction: it holds a
   // transaction id, which would hold back the horizon of every other reader waiting here.
-  return page.pendingXid === null || page.events.length > 0
+  const served = page.pendingXid === null || page.events.length > 0
     ? page
     : await selectPageAfterHorizon(sql, deps.cursorSecret, environmentId!, query!, now, page);
+  countFeedPage(served.events.length);
+  return served;
 }
 
 /**
@@ -195,7 +198,9 @@ export async function readAdmittedPage(
   input: Pick<FeedReadInput, "limit" | "eventTypes" | "after">,
 ): Promise<FeedPage> {
   const query = parseFeedQuery(deps.cursorSecret, environmentId, input);
-  return await selectPage(db, deps.cursorSecret, environmentId, query, deps.clock.now());
+  const page = await selectPage(db, deps.cursorSecret, environmentId, query, deps.clock.now());
+  countFeedPage(page.events.length);
+  return page;
 }
 
 /**

@@ -46,6 +46,8 @@ const MAX_ATTEMPTS = 30;
 export class ViewRecorder {
   #pending: PendingView[] = [];
   #writing: Promise<void> | null = null;
+  /** Views of the batch being written, out of #pending meanwhile. */
+  #inFlight = 0;
   // Kind and hashid of an environment never change: safe to keep.
   #environments = new Map<number, EventEnvironment>();
 
@@ -54,6 +56,11 @@ export class ViewRecorder {
     private readonly deps: { clock: Clock; linkBaseUrl: string; logger: Logger },
     private readonly retryMs = RETRY_MS,
   ) {}
+
+  /** Views answered but not yet written (the metrics' linkfeed_views_waiting). */
+  get waiting(): number {
+    return this.#pending.length + this.#inFlight;
+  }
 
   record(
     link: Pick<HostedLink, "id" | "environment_id" | "path" | "link_domain">,
@@ -99,6 +106,7 @@ export class ViewRecorder {
   async #drain(): Promise<void> {
     while (this.#pending.length > 0) {
       const batch = this.#pending.splice(0, MAX_BATCH);
+      this.#inFlight = batch.length;
       // A batch being retried stays whole, under the key of its first attempt.
       const groups = Map.groupBy(batch, (v) => `${v.link.environment_id} ${v.batchKey ?? ""}`);
       for (const views of groups.values()) {
@@ -107,7 +115,9 @@ export class ViewRecorder {
         const key = views[0]!.batchKey ?? `view batch ${crypto.randomUUID()}`;
         try {
           await this.#write(views, key);
+          this.#inFlight -= views.length;
         } catch (err) {
+          this.#inFlight -= views.length;
           const attempts = views[0]!.attempts + 1;
           if (attempts >= MAX_ATTEMPTS) {
             this.deps.logger.error("views dropped: the database refused them", {
