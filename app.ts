@@ -76,5 +76,8 @@ export function createApp(given: AppDeps): App {
 
   app.notFound(notFound);
   app.onError((err, c) => toErrorResponse(err, deps.logger, c.env.requestId));
-  return { fetch: frame(deps.logger, app), routes: app.routes };
+  return {
+    fetch: frame(deps.logger, app, deps.config.metricsPort !== null),
+    routes: app.routes,
+  };
 }

@@ -51,9 +51,15 @@ export type Framed = (req: Request, info?: Deno.ServeHandlerInfo) => Promise<Res
  * - dispatch through the route table; an error no route mapped is mapped here, as Hono's
  *   onError maps the others;
  * - one log line: no headers, no query string, no body, so no secret can leak;
- * - the request in the metrics, by the template of the route that answered it (routeTemplate).
+ * - when the metrics are served, the request in them, by the template of the route that answered
+ *   it (routeTemplate, a second match of the router: not paid when they are not).
  */
-export function frame(logger: Logger, routes: Hono<AppEnv>): Framed {
+export function frame(
+  logger: Logger,
+  routes: Hono<AppEnv>,
+  /** Whether the metrics are served (METRICS_PORT): else nothing is counted per request. */
+  metrics: boolean,
+): Framed {
   return async (req, info) => {
     const start = performance.now();
     const requestId = requestIdOf(req);
@@ -79,7 +85,9 @@ export function frame(logger: Logger, routes: Hono<AppEnv>): Framed {
       status: res.status,
       ms: Math.round(ms * 10) / 10,
     });
-    observeRequest(routeTemplate(routes, req.method, path), req.method, res.status, ms);
+    if (metrics) {
+      observeRequest(routeTemplate(routes, req.method, path), req.method, res.status, ms);
+    }
     return res;
   };
 }

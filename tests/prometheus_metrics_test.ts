@@ -87,7 +87,10 @@ function value(samples: Sample[], name: string, labels: Record<string, string> =
 }
 
 Deno.test("GET /metrics: requests by route template, events, feed pages, deliveries, backlog, views, pool, memory; no client value in a label", async () => {
-  const srv = await startTestServer({ config: { DESTINATIONS_ALLOW_PRIVATE: "true" } });
+  const srv = await startTestServer({
+    // Requests are counted only where the metrics are served; this server is not listening there.
+    config: { DESTINATIONS_ALLOW_PRIVATE: "true", METRICS_PORT: "9464" },
+  });
   const internalController = new AbortController();
   const internal = Deno.serve(
     { hostname: "127.0.0.1", port: 0, signal: internalController.signal, onListen() {} },
