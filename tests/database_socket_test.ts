@@ -68,7 +68,7 @@ Deno.test({
       const sql = db.pool(1);
       const rows = await sql<{ n: number }[]>`
         select count(*)::int as n from pg_stat_activity
-        where datname = current_database() and application_name = 'link-event-feed'
+        where datname = current_database() and application_name like 'link-event-feed/%'
           and client_addr is null
       `;
       assert.ok(rows[0]!.n > 0, "no socket connection of the service in pg_stat_activity");

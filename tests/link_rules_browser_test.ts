@@ -5,7 +5,7 @@
 // is shot at 390 and 1440 px, light and dark (test-output/screenshots, 60-… onwards).
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
-import { checkPage, hasChromium, launchBrowser } from "./helpers/browser.ts";
+import { checkPage, launchBrowser, test } from "./helpers/browser.ts";
 import { ManualClock } from "./helpers/clock.ts";
 import {
   ADMIN_TOKEN,
@@ -27,9 +27,8 @@ async function signIn(page: Page, to: string): Promise<void> {
   assert.equal(new URL(page.url()).pathname, new URL(to).pathname);
 }
 
-Deno.test({
+test({
   name: "the rules editor, split results and QR designer in Chromium, with and without JavaScript",
-  ignore: !hasChromium() && Deno.env.get("CI") !== "true",
   async fn() {
     const srv = await startTestServer({ clock: new ManualClock(NOW) });
     const browser = await launchBrowser();
