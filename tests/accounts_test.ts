@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { createApiKey } from "../services/access/api_keys.ts";
 import { CLI_AUDIT } from "../services/access/audit.ts";
 import { ManualClock } from "./helpers/clock.ts";
-import { getPage, postForm } from "./helpers/dashboard.ts";
+import { getPage, postForm, signInOverHttp } from "./helpers/dashboard.ts";
 import { createTestDatabase } from "./helpers/database.ts";
 import { adminHeaders, assertError, call, createProject, serveApp } from "./helpers/server.ts";
 
@@ -314,6 +314,55 @@ Deno.test("removing a member or an account ends its sessions and keys on the nex
   const stay = await newAccount("Stay");
   await admin("PUT", `${members}/${stay.id}`, { role: "editor" });
   assertError(await admin("DELETE", `/api/v1/admin/accounts/${owner.id}`), 409, "conflict");
+});
+
+Deno.test("the only owner stays, even when no other member would: 409 on REST and the dashboard", async () => {
+  const project = await createProject(srv.url, { name: "Sole" });
+  const sole = await newAccount("Solo");
+  const members = `/api/v1/admin/projects/${project.hashid}/members`;
+  assert.equal((await admin("PUT", `${members}/${sole.id}`, { role: "owner" })).status, 200);
+  // The instance admin removing or demoting the only owner, who is the only member too.
+  assertError(await admin("DELETE", `${members}/${sole.id}`), 409, "conflict");
+  assertError(await admin("PUT", `${members}/${sole.id}`, { role: "viewer" }), 409, "conflict");
+  const dashboard = await signInOverHttp(srv.url);
+  const removed = await postForm(
+    srv.url,
+    `/dashboard/projects/${project.hashid}/members/${sole.id}/remove`,
+    dashboard,
+    { _csrf: dashboard.csrf },
+  );
+  assert.equal(removed.status, 409);
+  assert.match(removed.text, /keeps at least one owner/);
+  const demoted = await postForm(
+    srv.url,
+    `/dashboard/projects/${project.hashid}/members`,
+    dashboard,
+    {
+      _csrf: dashboard.csrf,
+      email: sole.email,
+      role: "admin",
+    },
+  );
+  assert.equal(demoted.status, 409);
+  // The owner themself cannot leave either.
+  const so = await setUp(sole);
+  const left = await postForm(
+    srv.url,
+    `/dashboard/projects/${project.hashid}/members/${sole.id}/remove`,
+    so,
+    { _csrf: so.csrf },
+  );
+  assert.equal(left.status, 409);
+  assert.deepEqual(
+    (await admin("GET", members)).body.members.map((m: { role: string }) => m.role),
+    [
+      "owner",
+    ],
+  );
+  // Another owner first: then the first may go, and the project keeps an owner.
+  const next = await newAccount("Next");
+  assert.equal((await admin("PUT", `${members}/${next.id}`, { role: "owner" })).status, 200);
+  assert.equal((await admin("DELETE", `${members}/${sole.id}`)).status, 204);
 });
 
 Deno.test("accounts and members are the instance admin's and people's, never a key's", async () => {

@@ -92,7 +92,7 @@ export interface AuditEntry {
 }
 
 interface EntryRow {
-  id: string;
+  id_text: string;
   at: Date;
   actor_type: Actor["type"];
   actor_id: number | null;
@@ -141,18 +141,20 @@ export async function listAudit(
   page: { limit: number; after: bigint | null },
 ): Promise<{ entries: AuditEntry[]; next_after: string | null }> {
   const rows = await db<EntryRow[]>`
-    select id::text as id, at, actor_type, actor_id, actor_name, action, target_type, target_id,
-      detail, request_id
+    -- The id goes out as text (a bigint), under another name: ORDER BY takes an output column
+    -- before a table's, and ordering by the text would read 9, 8, …, 29, 28, … (issue 32).
+    select id::text as id_text, at, actor_type, actor_id, actor_name, action, target_type,
+      target_id, detail, request_id
     from audit_log
     where (${projectId}::int is null or project_id = ${projectId})
       and (${page.after === null ? null : String(page.after)}::bigint is null
         or id < ${page.after === null ? null : String(page.after)}::bigint)
-    order by id desc
+    order by audit_log.id desc
     limit ${page.limit + 1}
   `;
   const more = rows.length > page.limit;
   const entries = rows.slice(0, page.limit).map((r) => ({
-    id: Number(r.id),
+    id: Number(r.id_text),
     at: r.at.toISOString(),
     actor: { type: r.actor_type, id: r.actor_id, name: r.actor_name },
     action: r.action,

@@ -37,13 +37,16 @@ export async function listMembers(db: Db, hashid: string): Promise<Member[]> {
   `;
 }
 
-/** 409 when the project has members but no owner among them. */
-async function assertOwnerKept(db: Db, projectId: number): Promise<void> {
+/**
+ * 409 when the project has members but no owner among them, or (`ownerLeft`: an owner was just
+ * removed) no owner at all: removing the last owner is refused even when no other member stays.
+ */
+async function assertOwnerKept(db: Db, projectId: number, ownerLeft = false): Promise<void> {
   const [row] = await db<{ members: number; owners: number }[]>`
     select count(*)::int as members, count(*) filter (where role = 'owner')::int as owners
     from project_members where project_id = ${projectId}
   `;
-  if (row!.members > 0 && row!.owners === 0) {
+  if ((row!.members > 0 || ownerLeft) && row!.owners === 0) {
     throw new ApiError(
       "conflict",
       "a project keeps at least one owner: make another member owner first",
@@ -119,7 +122,7 @@ export function removeMember(
       await authorize(tx, principal, "members.owners", { projectHashid: hashid });
     }
     await tx`delete from project_members where project_id = ${projectId} and account_id = ${id}`;
-    await assertOwnerKept(tx, projectId);
+    await assertOwnerKept(tx, projectId, current.role === "owner");
     await tx`
       update api_keys set revoked_at = ${clock.now()}
       where created_by_account_id = ${id} and revoked_at is null
