@@ -4,7 +4,7 @@ import type { Context, MiddlewareHandler } from "hono";
 import type { RequestBindings } from "../inputs/headers.ts";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
 import type { Config } from "../config.ts";
-import type { AuditContext } from "../services/access/audit.ts";
+import { type AuditContext, auditContext } from "../services/access/audit.ts";
 import { matchedRoutes } from "hono/route";
 import { authorize, memberRole } from "../services/access/authorize.ts";
 import {
@@ -14,7 +14,6 @@ import {
   PERMISSIONS,
   roleAtLeast,
 } from "../services/access/permissions.ts";
-import { actorOf } from "../services/access/principal.ts";
 import { routeAccess } from "../services/access/routes.ts";
 import type { AppDeps } from "../services/deps.ts";
 import type { Clock } from "../infra/clock.ts";
@@ -142,11 +141,7 @@ function forbidden(c: Context, message: string): Response {
 
 /** Who is changing something through this page, for the audit entry the service writes. */
 export function auditOf(c: Context<DashboardEnv>): AuditContext {
-  return {
-    actor: actorOf(c.get("session").principal),
-    requestId: c.env.requestId,
-    at: c.get("clock").now(),
-  };
+  return auditContext(c.get("session").principal, c.env.requestId, c.get("clock").now());
 }
 
 /** The values of a route pattern's `:name` segments in `path` (dashboard patterns are plain). */

@@ -15,10 +15,10 @@
 // `X-CSRF-Token`, and no Origin (or Sec-Fetch-Site) of another site.
 import { authenticateBearer } from "../services/access/authenticate.ts";
 import { authorize } from "../services/access/authorize.ts";
-import type { AuditContext } from "../services/access/audit.ts";
+import { type AuditContext, auditContext } from "../services/access/audit.ts";
 import { type AdminField, fieldOperations } from "../services/access/graphql_fields.ts";
 import type { Operation } from "../services/access/permissions.ts";
-import { actorOf, type Principal } from "../services/access/principal.ts";
+import type { Principal } from "../services/access/principal.ts";
 import { ApiError } from "../services/errors.ts";
 import { csrfTokenMatches, resumeSession, SESSION_COOKIE } from "../services/access/sessions.ts";
 import { bearerToken, cookieValue, isCrossSite } from "../inputs/headers.ts";
@@ -124,5 +124,5 @@ function check(
 export async function graphqlAudit(ctx: GraphQLContext): Promise<AuditContext> {
   if (!ctx.principal) throw new Error("graphqlAudit before authorizeField");
   const principal = await ctx.principal;
-  return { actor: actorOf(principal), requestId: ctx.requestId, at: ctx.deps.clock.now() };
+  return auditContext(principal, ctx.requestId, ctx.deps.clock.now());
 }

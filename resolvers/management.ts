@@ -36,12 +36,24 @@ import {
   listFeedTokens,
   revokeFeedToken,
 } from "../services/feed/tokens.ts";
+import type { MadeBy } from "../services/access/makers.ts";
 import { authorizeField, graphqlAudit } from "./authorize.ts";
 import type { GraphQLContext } from "./context.ts";
 import { authorizedEnvironment, type EnvironmentNode } from "./environment.ts";
 import { camelPath, withGraphQLNames } from "../graphql/errors.ts";
 
-export interface FeedTokenNode {
+/** Who made it and whom it belongs to, as REST's created_by and belongs_to. */
+export interface MadeByNode {
+  createdBy: MadeBy["created_by"];
+  belongsTo: MadeBy["belongs_to"];
+}
+
+const madeByNode = (m: MadeBy): MadeByNode => ({
+  createdBy: m.created_by,
+  belongsTo: m.belongs_to,
+});
+
+export interface FeedTokenNode extends MadeByNode {
   id: string;
   name: string;
   hint: string;
@@ -49,7 +61,7 @@ export interface FeedTokenNode {
   lastUsedAt: string | null;
 }
 
-export interface DestinationNode {
+export interface DestinationNode extends MadeByNode {
   id: string;
   url: string;
   eventTypes: EventType[];
@@ -62,7 +74,7 @@ export interface DestinationNode {
   dropped: number;
 }
 
-export interface ApiKeyNode {
+export interface ApiKeyNode extends MadeByNode {
   id: string;
   name: string;
   scopes: Scope[];
@@ -73,6 +85,7 @@ export interface ApiKeyNode {
 }
 
 const feedTokenNode = (t: FeedTokenSummary): FeedTokenNode => ({
+  ...madeByNode(t),
   id: String(t.id),
   name: t.name,
   hint: t.hint,
@@ -81,6 +94,7 @@ const feedTokenNode = (t: FeedTokenSummary): FeedTokenNode => ({
 });
 
 const destinationNode = (d: DestinationStatus): DestinationNode => ({
+  ...madeByNode(d),
   id: String(d.id),
   url: d.url,
   // Written through normaliseEventTypes: only the feed's types.
@@ -95,6 +109,7 @@ const destinationNode = (d: DestinationStatus): DestinationNode => ({
 });
 
 const apiKeyNode = (k: ApiKeySummary): ApiKeyNode => ({
+  ...madeByNode(k),
   id: String(k.id),
   name: k.name,
   scopes: k.scopes,
@@ -169,6 +184,7 @@ export async function createFeedTokenMutation(
   const made = await createFeedToken(sql, clock, String(id), body.name, await graphqlAudit(ctx));
   return {
     feedToken: {
+      ...madeByNode(made),
       id: String(made.id),
       name: made.name,
       hint: feedTokenHint(made.value),
@@ -307,6 +323,7 @@ export async function createApiKeyMutation(
   );
   return {
     apiKey: {
+      ...madeByNode(made),
       id: String(made.id),
       name: made.name,
       scopes: made.scopes,

@@ -1,6 +1,5 @@
 import type { Context, MiddlewareHandler } from "hono";
-import type { AuditContext } from "../services/access/audit.ts";
-import { actorOf } from "../services/access/principal.ts";
+import { type AuditContext, auditContext } from "../services/access/audit.ts";
 import { authenticateBearer } from "../services/access/authenticate.ts";
 import { authorize } from "../services/access/authorize.ts";
 import { isOperation } from "../services/access/permissions.ts";
@@ -39,9 +38,5 @@ export function requireAccess(deps: AppDeps): MiddlewareHandler<AppEnv> {
 
 /** Who is changing something in this request, for the audit entry the service writes. */
 export function auditOf(c: Context<AppEnv>): AuditContext {
-  return {
-    actor: actorOf(c.get("principal")),
-    requestId: c.env.requestId,
-    at: c.get("clock").now(),
-  };
+  return auditContext(c.get("principal"), c.env.requestId, c.get("clock").now());
 }

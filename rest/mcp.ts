@@ -24,7 +24,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { authenticateApiKey } from "../services/access/api_keys.ts";
 import { authorize } from "../services/access/authorize.ts";
-import { actorOf } from "../services/access/principal.ts";
+import { auditContext } from "../services/access/audit.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { ApiError } from "../services/errors.ts";
 import { bearerToken } from "../inputs/headers.ts";
@@ -160,7 +160,7 @@ export function mcpRoutes(deps: AppDeps): Hono<AppEnv> {
     const server = agentServer({
       deps,
       key,
-      audit: { actor: actorOf(key), requestId, at: deps.clock.now() },
+      audit: auditContext(key, requestId, deps.clock.now()),
     }, requestId);
     const transport = new WebStandardStreamableHTTPServerTransport({
       sessionIdGenerator: undefined,

@@ -15,6 +15,7 @@ import type { Project } from "../services/projects/projects.ts";
 import type { DestinationStatus } from "../services/destinations/destinations.ts";
 import type { CreatedFeedToken, FeedTokenSummary } from "../services/feed/tokens.ts";
 import type { ApiKeySummary, CreatedApiKey } from "../services/access/api_keys.ts";
+import type { MadeBy } from "../services/access/makers.ts";
 import { SCOPES } from "../services/access/permissions.ts";
 import type { AuditEntry } from "../services/access/audit.ts";
 import { createAccountBody, createApiKeyBody, putMemberBody } from "../inputs/access.ts";
@@ -223,7 +224,31 @@ export const projectSchema = z.object({
 });
 const _project: Same<z.output<typeof projectSchema>, Project> = true;
 
+/** Who made a feed token, destination or API key, and whom it belongs to (services/access/makers.ts). */
+const madeByFields = {
+  created_by: z.object({
+    type: z.enum(["account", "api_key", "admin_token"]),
+    id: z.int().nullable().meta({ description: "null for the admin token" }),
+    name: z.string().meta({ description: "its name when it made this" }),
+  }).nullable().meta({
+    description: "who made it, as the audit log names an actor; null: made before makers were " +
+      "recorded, by a maker no record names",
+  }),
+  belongs_to: z.object({
+    type: z.enum(["account", "admin_token"]),
+    id: z.int().nullable().meta({
+      description: "the account; null for the instance admin (and a removed account's keys)",
+    }),
+    name: z.string().nullable().meta({ description: "the account's name; null once removed" }),
+  }).nullable().meta({
+    description: "the person behind the chain of makers (a key made by a key is its maker's " +
+      "person's), or the instance admin; null: unknown",
+  }),
+};
+const _madeBy: Same<z.output<z.ZodObject<typeof madeByFields>>, MadeBy> = true;
+
 export const destinationSchema = z.object({
+  ...madeByFields,
   id: z.int(),
   url: z.string(),
   event_types: z.array(z.string()),
@@ -238,6 +263,7 @@ export const destinationSchema = z.object({
 const _destination: Same<z.output<typeof destinationSchema>, DestinationStatus> = true;
 
 export const feedTokenSchema = z.object({
+  ...madeByFields,
   id: z.int(),
   name: z.string(),
   hint: z.string().meta({ description: "the token's last characters" }),
@@ -247,6 +273,7 @@ export const feedTokenSchema = z.object({
 const _token: Same<z.output<typeof feedTokenSchema>, FeedTokenSummary> = true;
 
 export const createdFeedTokenSchema = z.object({
+  ...madeByFields,
   id: z.int(),
   name: z.string(),
   value: z.string().meta({ description: "est_…, shown only in this answer" }),
@@ -258,6 +285,7 @@ const _created: Same<z.output<typeof createdFeedTokenSchema>, CreatedFeedToken> 
 const scopes = z.array(z.enum(SCOPES));
 
 export const apiKeySchema = z.object({
+  ...madeByFields,
   id: z.int(),
   name: z.string(),
   scopes,
@@ -269,6 +297,7 @@ export const apiKeySchema = z.object({
 const _apiKey: Same<z.output<typeof apiKeySchema>, ApiKeySummary> = true;
 
 export const createdApiKeySchema = z.object({
+  ...madeByFields,
   id: z.int(),
   name: z.string(),
   scopes,

@@ -12,6 +12,7 @@ import {
   environmentDestinations,
   environmentFeedTokens,
   type FeedTokenNode,
+  type MadeByNode,
   revokeApiKeyMutation,
   revokeFeedTokenMutation,
   rotateDestinationSecretMutation,
@@ -41,6 +42,44 @@ export const ApiKeyScope = builder.enumType("ApiKeyScope", {
   ),
 });
 
+const MakerType = builder.enumType("MakerType", {
+  description: "Who made something: a person's account, an API key, or the admin token.",
+  values: upperEnum<"account" | "api_key" | "admin_token">(["account", "api_key", "admin_token"]),
+});
+
+const OwnerType = builder.enumType("OwnerType", {
+  description: "Whom something belongs to: a person's account, or the instance admin.",
+  values: upperEnum<"account" | "admin_token">(["account", "admin_token"]),
+});
+
+const Maker = builder.objectRef<NonNullable<MadeByNode["createdBy"]>>("Maker").implement({
+  description: "Who made a feed token, destination or API key, as the audit log names an actor.",
+  fields: (t) => ({
+    type: t.expose("type", { type: MakerType }),
+    id: t.exposeID("id", { nullable: true, description: "Null for the admin token." }),
+    name: t.exposeString("name", { description: "Its name when it made this." }),
+  }),
+});
+
+const Owner = builder.objectRef<NonNullable<MadeByNode["belongsTo"]>>("Owner").implement({
+  description: "The person behind a chain of makers (a key made by a key is its maker's " +
+    "person's), or the instance admin.",
+  fields: (t) => ({
+    type: t.expose("type", { type: OwnerType }),
+    id: t.exposeID("id", {
+      nullable: true,
+      description: "The account; null for the instance admin (and a removed account's keys).",
+    }),
+    name: t.exposeString("name", {
+      nullable: true,
+      description: "The account's name; null once it is removed.",
+    }),
+  }),
+});
+
+const BELONGS_TO = "Whom it belongs to: the person behind the chain of makers, or the " +
+  "instance admin; an API key is held to this person's role and revoked with them. Null: unknown.";
+
 const FeedToken = builder.objectRef<FeedTokenNode>("FeedToken").implement({
   description: "A feed token (`est_…`) of the environment; its value is shown only at creation.",
   fields: (t) => ({
@@ -49,6 +88,17 @@ const FeedToken = builder.objectRef<FeedTokenNode>("FeedToken").implement({
     hint: t.exposeString("hint", { description: "est_… and the value's last four characters." }),
     createdAt: t.expose("createdAt", { type: "DateTime" }),
     lastUsedAt: t.expose("lastUsedAt", { type: "DateTime", nullable: true }),
+    createdBy: t.expose("createdBy", {
+      type: Maker,
+      nullable: true,
+      description: "Who made it; null: made before makers were recorded, by a maker no " +
+        "record names.",
+    }),
+    belongsTo: t.expose("belongsTo", {
+      type: Owner,
+      nullable: true,
+      description: BELONGS_TO,
+    }),
   }),
 });
 
@@ -73,6 +123,17 @@ const Destination = builder.objectRef<DestinationNode>("Destination").implement(
       type: "SafeInt",
       description: "Matching events that left the seven days before they could be delivered.",
     }),
+    createdBy: t.expose("createdBy", {
+      type: Maker,
+      nullable: true,
+      description: "Who made it; null: made before makers were recorded, by a maker no " +
+        "record names.",
+    }),
+    belongsTo: t.expose("belongsTo", {
+      type: Owner,
+      nullable: true,
+      description: BELONGS_TO,
+    }),
   }),
 });
 
@@ -86,6 +147,17 @@ const ApiKey = builder.objectRef<ApiKeyNode>("ApiKey").implement({
     createdAt: t.expose("createdAt", { type: "DateTime" }),
     expiresAt: t.expose("expiresAt", { type: "DateTime", nullable: true }),
     lastUsedAt: t.expose("lastUsedAt", { type: "DateTime", nullable: true }),
+    createdBy: t.expose("createdBy", {
+      type: Maker,
+      nullable: true,
+      description: "Who made it; null: made before makers were recorded, by a maker no " +
+        "record names.",
+    }),
+    belongsTo: t.expose("belongsTo", {
+      type: Owner,
+      nullable: true,
+      description: BELONGS_TO,
+    }),
   }),
 });
 

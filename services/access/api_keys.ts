@@ -8,14 +8,16 @@ import { hashSecret, plausibleSecret, randomToken } from "../../infra/secrets.ts
 import { type AuditContext, recordAudit } from "./audit.ts";
 import { memberRole } from "./authorize.ts";
 import { type Role, type Scope, SCOPES, scopesAllowedTo } from "./permissions.ts";
-import type { Principal } from "./principal.ts";
+import { madeBy, madeByColumns, type MadeByRow, makerColumns, makerDetail } from "./makers.ts";
+import type { MadeBy } from "./makers.ts";
+import { actorOf, ownerOf, type Principal } from "./principal.ts";
 
 export const API_KEY_PREFIX = "sk_";
 
 /** What a list shows of a key: its prefix and last four characters. */
 export const apiKeyHint = (value: string) => `${API_KEY_PREFIX}…${value.slice(-4)}`;
 
-export interface ApiKeySummary {
+export interface ApiKeySummary extends MadeBy {
   id: number;
   name: string;
   scopes: Scope[];
@@ -25,7 +27,7 @@ export interface ApiKeySummary {
   last_used_at: string | null;
 }
 
-export interface CreatedApiKey {
+export interface CreatedApiKey extends MadeBy {
   id: number;
   name: string;
   scopes: Scope[];
@@ -53,6 +55,7 @@ interface KeyLookupRow {
   environment_id: number;
   scopes: Scope[];
   created_by_account_id: number | null;
+  owner_type: "account" | "admin_token" | null;
   usable: boolean;
   creator_role: Role | null;
 }
@@ -103,26 +106,30 @@ export async function createApiKey(
   // Stored in the table's order, whatever order they were given in.
   const scopes = SCOPES.filter((s) => input.scopes.includes(s));
   const value = API_KEY_PREFIX + randomToken(32);
+  // The key is its creator's person's: a key made by a key belongs to whom that key belongs to.
+  const maker = makerColumns(actorOf(creator), ownerOf(creator));
   const row = await sql.begin(async (tx) => {
-    const [row] = await tx<KeyRow[]>`
+    const [row] = await tx<(KeyRow & MadeByRow)[]>`
       insert into api_keys (environment_id, name, scopes, key_hash, hint, created_at, expires_at,
-        created_by_account_id)
+        created_by_account_id, owner_type, made_by_type, made_by_id, made_by_name)
       values (${env.id}, ${input.name}, ${scopes}::text[], ${hashSecret(value)},
-        ${apiKeyHint(value)}, ${now}, ${expiresAt},
-        ${creator.type === "account" ? creator.id : null})
-      returning id, name, scopes, created_at, expires_at
+        ${apiKeyHint(value)}, ${now}, ${expiresAt}, ${maker.created_by_account_id},
+        ${maker.owner_type}, ${maker.made_by_type}, ${maker.made_by_id}, ${maker.made_by_name})
+      returning id, name, created_at, expires_at, ${madeByColumns(tx, "api_keys")}
     `;
     await recordAudit(tx, audit, {
       action: "api_key.create",
       project: { environmentId: env.id },
       target: { type: "api_key", id: row!.id },
+      detail: makerDetail(maker),
     });
     return row;
   });
   return {
+    ...madeBy(row!),
     id: row!.id,
     name: row!.name,
-    scopes: row!.scopes,
+    scopes,
     value,
     created_at: row!.created_at.toISOString(),
     expires_at: iso(row!.expires_at),
@@ -133,12 +140,15 @@ export async function createApiKey(
 /** The environment's keys that are not revoked (expired ones included), oldest first. */
 export async function listApiKeys(db: Db, projectId: string): Promise<ApiKeySummary[]> {
   const env = await getEnvironmentOrThrow(db, projectId);
-  const rows = await db<KeyRow[]>`
-    select id, name, scopes, hint, created_at, expires_at, last_used_at from api_keys
-    where environment_id = ${env.id} and revoked_at is null
-    order by id
+  const rows = await db<(KeyRow & MadeByRow)[]>`
+    select k.id, k.name, k.scopes, k.hint, k.created_at, k.expires_at, k.last_used_at,
+      ${madeByColumns(db, "k")}
+    from api_keys k
+    where k.environment_id = ${env.id} and k.revoked_at is null
+    order by k.id
   `;
   return rows.map((r) => ({
+    ...madeBy(r),
     id: r.id,
     name: r.name,
     scopes: r.scopes,
@@ -177,10 +187,11 @@ export async function revokeApiKey(
 /**
  * The key behind a presented `sk_` value; null when no key was ever issued with that value (the
  * caller decides what else it may be); 401 when it is a key of ours that is revoked or expired
- * (as the clock tells), or whose creator has left the project. Read fresh on every request, by
- * digest through the unique index, with its creator's role (a key never does more than that
- * role allows, even after a demotion); the last use is recorded in the same statement, at
- * minute granularity (written only when the minute moved).
+ * (as the clock tells), or whose owner (the person behind its chain of makers) has left the
+ * project or is gone, or whose owner is unknown. Read fresh on every request, by digest through
+ * the unique index, with its owner's role (a key never does more than that role allows, even
+ * after a demotion, whichever key of theirs made it); the last use is recorded in the same
+ * statement, at minute granularity (written only when the minute moved).
  */
 export async function authenticateApiKey(
   db: Db | Sql,
@@ -192,7 +203,7 @@ export async function authenticateApiKey(
   const minute = new Date(Math.floor(now.getTime() / 60_000) * 60_000);
   const [row] = await db<KeyLookupRow[]>`
     with key as (
-      select k.id, k.name, k.environment_id, k.scopes, k.created_by_account_id,
+      select k.id, k.name, k.environment_id, k.scopes, k.created_by_account_id, k.owner_type,
         k.revoked_at is null and (k.expires_at is null or k.expires_at > ${now}) as usable,
         (select m.role from project_members m join environments e on e.project_id = m.project_id
           where e.id = k.environment_id and m.account_id = k.created_by_account_id) as creator_role
@@ -206,7 +217,11 @@ export async function authenticateApiKey(
     select * from key
   `;
   if (!row) return null;
-  if (!row.usable || (row.created_by_account_id !== null && row.creator_role === null)) {
+  // An account's key stops with the account's membership; a key of no known owner never works.
+  const owned = row.owner_type === "admin_token" ||
+    (row.owner_type === "account" && row.created_by_account_id !== null &&
+      row.creator_role !== null);
+  if (!row.usable || !owned) {
     throw new ApiError("unauthorized", "API key revoked or expired");
   }
   const allowed = row.creator_role === null ? null : scopesAllowedTo(row.creator_role);
@@ -216,5 +231,8 @@ export async function authenticateApiKey(
     name: row.name,
     environmentId: row.environment_id,
     scopes: allowed === null ? row.scopes : row.scopes.filter((s) => allowed.includes(s)),
+    owner: row.owner_type === "account"
+      ? { type: "account", id: row.created_by_account_id! }
+      : { type: "admin_token" },
   };
 }

@@ -3,7 +3,7 @@
 // name who acted and on what, never a secret value.
 import type { Db } from "../../db/connect.ts";
 import { ApiError } from "../errors.ts";
-import type { Actor } from "./principal.ts";
+import { type Actor, actorOf, type Owner, ownerOf, type Principal } from "./principal.ts";
 
 /** Who is changing something, and the request doing it: what services take to audit a change. */
 export interface AuditContext {
@@ -11,6 +11,28 @@ export interface AuditContext {
   requestId: string | null;
   /** When, as the service's clock tells (the database's clock when absent: the CLI). */
   at?: Date;
+  /**
+   * Whom what this change makes belongs to (auditContext sets it); needed when the actor is an
+   * API key, and otherwise the actor itself (a person, or the instance admin).
+   */
+  owner?: Owner;
+}
+
+/** The context of a change `principal` makes in the request `requestId`. */
+export function auditContext(
+  principal: Principal,
+  requestId: string | null,
+  at?: Date,
+): AuditContext {
+  return { actor: actorOf(principal), requestId, ...(at ? { at } : {}), owner: ownerOf(principal) };
+}
+
+/** Whom what the change makes belongs to; throws for a key's change without its owner. */
+export function ownerOfChange(audit: AuditContext): Owner {
+  if (audit.owner) return audit.owner;
+  if (audit.actor.type === "account") return { type: "account", id: audit.actor.id! };
+  if (audit.actor.type === "admin_token") return { type: "admin_token" };
+  throw new Error("an API key's change must name the key's owner (auditContext)");
 }
 
 /** The instance operator at the database (cli/admin.ts, and scripts that seed data). */

@@ -2,6 +2,14 @@
 import { onCitus } from "../../db/cluster.ts";
 import type { Db, Sql } from "../../db/connect.ts";
 import { type AuditContext, recordAudit } from "../access/audit.ts";
+import {
+  type MadeBy,
+  madeBy,
+  madeByColumns,
+  type MadeByRow,
+  makerColumnsOf,
+  makerDetail,
+} from "../access/makers.ts";
 import type { Clock } from "../../infra/clock.ts";
 import { assertDestinationUrl } from "./url.ts";
 import { newWebhookSecret, openSecret, sealSecret } from "./secret.ts";
@@ -28,7 +36,7 @@ export interface DestinationDeps {
 
 export type DestinationState = "active" | "paused" | "failing";
 
-export interface DestinationStatus {
+export interface DestinationStatus extends MadeBy {
   id: number;
   url: string;
   event_types: string[];
@@ -43,7 +51,7 @@ export interface DestinationStatus {
   dropped: number;
 }
 
-interface StatusRow {
+interface StatusRow extends MadeByRow {
   id: number;
   url: string;
   event_types: string[];
@@ -60,6 +68,7 @@ const iso = (d: Date | null) => d?.toISOString() ?? null;
 
 function toStatus(r: StatusRow): DestinationStatus {
   return {
+    ...madeBy(r),
     id: r.id,
     url: r.url,
     event_types: r.event_types,
@@ -104,17 +113,21 @@ export async function createDestination(
     // written (on Citus a worker: feed_horizon(integer), migration 00018), not in the INSERT,
     // whose functions Citus evaluates on the coordinator.
     const [h] = await tx<{ x: string }[]>`select feed_horizon(${env.id}::int) as x`;
+    const maker = makerColumnsOf(audit);
     const [row] = await tx<{ id: number }[]>`
       insert into destinations (environment_id, url, event_types, secret_sealed, created_at,
-        cursor_xid, cursor_seq)
+        cursor_xid, cursor_seq, created_by_account_id, owner_type, made_by_type, made_by_id,
+        made_by_name)
       values (${env.id}, ${input.url}, ${input.eventTypes}::text[], ${sealed}, ${now},
-        ${h!.x}::bigint, 0)
+        ${h!.x}::bigint, 0, ${maker.created_by_account_id}, ${maker.owner_type},
+        ${maker.made_by_type}, ${maker.made_by_id}, ${maker.made_by_name})
       returning id
     `;
     await recordAudit(tx, audit, {
       action: "destination.create",
       project: { environmentId: env.id },
       target: { type: "destination", id: row!.id },
+      detail: makerDetail(maker),
     });
     return row!.id;
   });
@@ -152,7 +165,7 @@ async function selectStatuses(
   if (onCitus()) return await selectStatusesOnCitus(db, cutoff, failingBefore, where);
   const rows = await db<StatusRow[]>`
     select d.id, d.url, d.event_types, d.created_at, d.last_attempt_at, d.last_success_at,
-      d.last_error, d.dropped::text as dropped,
+      d.last_error, d.dropped::text as dropped, ${madeByColumns(db, "d")},
       case when d.paused then 'paused'
         when d.failing_since <= ${failingBefore} then 'failing'
         else 'active' end as state,
@@ -185,7 +198,7 @@ async function selectStatusesOnCitus(
     (StatusRow & { environment_id: number; cursor_xid: string; cursor_seq: string })[]
   >`
     select d.id, d.environment_id, d.url, d.event_types, d.created_at, d.last_attempt_at,
-      d.last_success_at, d.last_error, d.dropped::text as dropped,
+      d.last_success_at, d.last_error, d.dropped::text as dropped, ${madeByColumns(db, "d")},
       case when d.paused then 'paused'
         when d.failing_since <= ${failingBefore} then 'failing'
         else 'active' end as state,

@@ -1,5 +1,13 @@
 import type { Sql } from "../../db/connect.ts";
 import { type AuditContext, recordAudit } from "../access/audit.ts";
+import {
+  type MadeBy,
+  madeBy,
+  madeByColumns,
+  type MadeByRow,
+  makerColumnsOf,
+  makerDetail,
+} from "../access/makers.ts";
 import type { Clock } from "../../infra/clock.ts";
 import { notFound } from "../errors.ts";
 import { lockCaptureOnCitus, startCapture, stopCaptureIfIdle } from "./capture.ts";
@@ -11,7 +19,7 @@ export const FEED_TOKEN_PREFIX = "est_";
 /** What a list shows of a token: its prefix and last four characters. */
 export const feedTokenHint = (value: string) => `${FEED_TOKEN_PREFIX}…${value.slice(-4)}`;
 
-export interface FeedTokenSummary {
+export interface FeedTokenSummary extends MadeBy {
   id: number;
   name: string;
   hint: string;
@@ -19,7 +27,7 @@ export interface FeedTokenSummary {
   last_used_at: string | null;
 }
 
-export interface CreatedFeedToken {
+export interface CreatedFeedToken extends MadeBy {
   id: number;
   name: string;
   value: string;
@@ -27,7 +35,7 @@ export interface CreatedFeedToken {
   last_used_at: null;
 }
 
-interface TokenRow {
+interface TokenRow extends MadeByRow {
   id: number;
   name: string;
   hint: string;
@@ -54,17 +62,23 @@ export function createFeedToken(
     // the environment then waited for behind a second creation holding the same, and queued
     // for capture's lock: a deadlock, answered 503, when two tokens were created at once.
     await startCapture(tx, env.id, now);
+    const maker = makerColumnsOf(audit);
     const [row] = await tx<TokenRow[]>`
-      insert into feed_tokens (environment_id, name, token_hash, hint, created_at)
-      values (${env.id}, ${name}, ${hashSecret(value)}, ${hint}, ${now})
-      returning id, name, created_at
+      insert into feed_tokens (environment_id, name, token_hash, hint, created_at,
+        created_by_account_id, owner_type, made_by_type, made_by_id, made_by_name)
+      values (${env.id}, ${name}, ${hashSecret(value)}, ${hint}, ${now},
+        ${maker.created_by_account_id}, ${maker.owner_type}, ${maker.made_by_type},
+        ${maker.made_by_id}, ${maker.made_by_name})
+      returning id, name, created_at, ${madeByColumns(tx, "feed_tokens")}
     `;
     await recordAudit(tx, audit, {
       action: "feed_token.create",
       project: { environmentId: env.id },
       target: { type: "feed_token", id: row!.id },
+      detail: makerDetail(maker),
     });
     return {
+      ...madeBy(row!),
       id: row!.id,
       name: row!.name,
       value,
@@ -81,11 +95,13 @@ export async function listFeedTokens(
 ): Promise<FeedTokenSummary[]> {
   const env = await getEnvironmentOrThrow(sql, projectId);
   const rows = await sql<TokenRow[]>`
-    select id, name, hint, created_at, last_used_at from feed_tokens
-    where environment_id = ${env.id} and revoked_at is null
-    order by id
+    select t.id, t.name, t.hint, t.created_at, t.last_used_at, ${madeByColumns(sql, "t")}
+    from feed_tokens t
+    where t.environment_id = ${env.id} and t.revoked_at is null
+    order by t.id
   `;
   return rows.map((r) => ({
+    ...madeBy(r),
     id: r.id,
     name: r.name,
     hint: r.hint,
