@@ -15,6 +15,7 @@ import {
 import { createApiKey, listApiKeys, revokeApiKey } from "../services/access/api_keys.ts";
 import { listAudit, parseAuditPage } from "../services/access/audit.ts";
 import { listMembers, removeMember, setMemberRole } from "../services/access/members.ts";
+import { revokeEverythingMadeBy } from "../services/access/revoke_made.ts";
 import { ROLES } from "../services/access/permissions.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { ApiError } from "../services/errors.ts";
@@ -31,6 +32,7 @@ import {
   RemoveAccountPage,
   RemoveMemberPage,
   RevokeApiKeyPage,
+  RevokeMadePage,
 } from "./pages/access.tsx";
 import { auditOf, BASE, type DashboardEnv, isHttps, may, SESSION_COOKIE } from "./security.ts";
 
@@ -329,6 +331,35 @@ export function accessPages(
       }
       throw err;
     }
+  });
+
+  // GET /dashboard/accounts/:account_id/revoke-made – asks before revoking all they made
+  app.get("/accounts/:account_id/revoke-made", async (c) => {
+    const account = (await listAccounts(sql))
+      .find((a) => String(a.id) === c.req.param("account_id"));
+    if (!account) throw new ApiError("not_found", "There is no such account.");
+    return page(c, <RevokeMadePage session={c.get("session")} account={account} />);
+  });
+
+  // POST /dashboard/accounts/:account_id/revoke-made – their keys, tokens and destinations stop
+  app.post("/accounts/:account_id/revoke-made", async (c) => {
+    const account = (await listAccounts(sql))
+      .find((a) => String(a.id) === c.req.param("account_id"));
+    if (!account) throw new ApiError("not_found", "There is no such account.");
+    const r = await revokeEverythingMadeBy(sql, clock, String(account.id), auditOf(c));
+    const count = (n: number, one: string, many: string) => `${n} ${n === 1 ? one : many}`;
+    return page(
+      c,
+      <AccountsPage
+        session={c.get("session")}
+        accounts={await listAccounts(sql)}
+        notice={`Revoked what ${account.name} made: ${
+          count(r.api_keys, "API key", "API keys")
+        } and ${count(r.feed_tokens, "feed token", "feed tokens")} revoked, ${
+          count(r.destinations_paused, "destination", "destinations")
+        } paused.`}
+      />,
+    );
   });
 
   // GET /dashboard/accounts/:account_id/remove – asks before removing

@@ -1,5 +1,6 @@
 // The frame every dashboard page shares, and the small pieces the pages are built from. Hono's
 // JSX escapes every value it renders; nothing here writes raw HTML.
+import type { MadeBy } from "../services/access/makers.ts";
 import type { Child } from "hono/jsx";
 import { FEED_EVENT_TYPES } from "../services/feed/envelope.ts";
 import type { Environment } from "../services/projects/projects.ts";
@@ -314,6 +315,28 @@ export function formatDate(iso: string | Date | null): string {
   if (iso === null) return "never";
   const d = typeof iso === "string" ? new Date(iso) : iso;
   return d.toISOString().slice(0, 16).replace("T", " ") + " UTC";
+}
+
+/**
+ * Who made a key, token or destination and whose it is, in words: "made by Ada", "made by the
+ * key “ci” for Ada", "made by the instance admin", or "maker unknown" (before 00025).
+ */
+export function madeByText(m: MadeBy): string {
+  const whose = (b: MadeBy["belongs_to"]) =>
+    b === null
+      ? "an unknown person"
+      : b.type === "admin_token"
+      ? "the instance admin"
+      : b.name ?? `a removed account (#${b.id ?? "?"})`;
+  const by = m.created_by;
+  if (by === null) return m.belongs_to === null ? "maker unknown" : `for ${whose(m.belongs_to)}`;
+  if (by.type === "admin_token") return "made by the instance admin";
+  if (by.type === "account") {
+    return m.belongs_to?.type === "account" && m.belongs_to.name === null
+      ? `made by ${by.name} (account removed)`
+      : `made by ${by.name}`;
+  }
+  return `made by the key “${by.name}” for ${whose(m.belongs_to)}`;
 }
 
 /** A moment as the dashboard writes it, kept on one line (tables scroll rather than stack it). */

@@ -3,6 +3,7 @@ import type { Context } from "hono";
 import { createAccountBody, createApiKeyBody, putMemberBody } from "../inputs/access.ts";
 import { createAccount, deleteAccount, listAccounts } from "../services/access/accounts.ts";
 import { listMembers, removeMember, setMemberRole } from "../services/access/members.ts";
+import { revokeEverythingMadeBy } from "../services/access/revoke_made.ts";
 import { createApiKey, listApiKeys, revokeApiKey } from "../services/access/api_keys.ts";
 import { listAudit, parseAuditPage } from "../services/access/audit.ts";
 import type { AppDeps } from "../services/deps.ts";
@@ -82,6 +83,17 @@ export function accessRoutes(deps: AppDeps): Hono<AppEnv> {
   app.delete("/admin/accounts/:account_id", auth, async (c) => {
     await deleteAccount(sql, clock, c.req.param("account_id"), auditOf(c));
     return c.body(null, 204);
+  });
+
+  // POST /api/v1/admin/accounts/:account_id/revoke_made – revoke everything the person made
+  app.post("/admin/accounts/:account_id/revoke_made", auth, async (c) => {
+    const revoked = await revokeEverythingMadeBy(
+      sql,
+      clock,
+      c.req.param("account_id"),
+      auditOf(c),
+    );
+    return c.json({ revoked });
   });
 
   const members = "/admin/projects/:hashid/members";

@@ -566,6 +566,31 @@ export const OPENAPI_DOCUMENT = {
         },
       },
     },
+    "/api/v1/admin/accounts/{account_id}/revoke_made": {
+      post: {
+        operationId: "revokeMadeByAccount",
+        summary: "Revoke everything a person made: the API keys, feed tokens and destinations " +
+          "that belong to the account (made by them or by a key of theirs); destinations are " +
+          "paused. Works for a removed account too.",
+        security: adminSecurity,
+        parameters: [pathParam("account_id", { type: "integer" })],
+        responses: {
+          200: ok(
+            "What was revoked",
+            object({
+              revoked: object({
+                api_keys: { type: "integer" },
+                feed_tokens: { type: "integer" },
+                destinations_paused: { type: "integer" },
+              }),
+            }),
+          ),
+          ...adminRefusals,
+          403: error("Not the instance admin"),
+          404: error("No such account, and nothing made by one with this id"),
+        },
+      },
+    },
     "/api/v1/admin/projects/{hashid}/members": {
       get: {
         operationId: "listMembers",
@@ -598,7 +623,8 @@ export const OPENAPI_DOCUMENT = {
       },
       delete: {
         operationId: "removeMember",
-        summary: "Remove a member; the keys it created for the project are revoked",
+        summary: "Remove a member; the API keys that are theirs in the project (made by them or " +
+          "by a key of theirs) are revoked",
         security: adminSecurity,
         parameters: [pathParam("hashid"), pathParam("account_id", { type: "integer" })],
         responses: {
@@ -606,7 +632,7 @@ export const OPENAPI_DOCUMENT = {
           ...adminRefusals,
           403: error("Not allowed by the permission table"),
           404: error("No such project or member"),
-          409: error("The project would have members but no owner"),
+          409: error("The last owner, even when no other member would stay"),
         },
       },
     },

@@ -162,6 +162,8 @@ Deno.test("event_stream_tokens: create shows the value once, list hides it, revo
     hint: `est_…${t.value.slice(-4)}`,
     created_at: t.created_at,
     last_used_at: null,
+    created_by: { type: "admin_token", id: null, name: "admin token" },
+    belongs_to: { type: "admin_token", id: null, name: "instance admin" },
   }]);
   assert.ok(!list.text.includes(t.value));
   const [stored] = await srv.sql`select token_hash from feed_tokens where id = ${t.id}`;

@@ -51,7 +51,9 @@ Deno.test("a key is created with its value shown once, stored hashed, listed wit
   assert.equal(res.status, 201, res.text);
   const key = res.body.api_key;
   assert.deepEqual(Object.keys(key).sort(), [
+    "belongs_to",
     "created_at",
+    "created_by",
     "expires_at",
     "id",
     "last_used_at",
@@ -64,6 +66,8 @@ Deno.test("a key is created with its value shown once, stored hashed, listed wit
   assert.equal(key.expires_at, null);
   assert.equal(key.last_used_at, null);
   assert.equal(key.created_at, clock.now().toISOString());
+  assert.deepEqual(key.created_by, { type: "admin_token", id: null, name: "admin token" });
+  assert.deepEqual(key.belongs_to, { type: "admin_token", id: null, name: "instance admin" });
 
   const [row] = await srv.sql`select * from api_keys where id = ${key.id}`;
   assert.equal(row!.key_hash.length, 64);

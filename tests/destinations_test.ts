@@ -61,7 +61,9 @@ Deno.test("POST destinations creates with a secret shown once, and delivers sign
   assert.equal(res.status, 201);
   const d = res.body.destination;
   assert.deepEqual(Object.keys(d).sort(), [
+    "belongs_to",
     "created_at",
+    "created_by",
     "dropped",
     "event_types",
     "id",

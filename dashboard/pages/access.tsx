@@ -16,6 +16,7 @@ import {
   Field,
   formatDate,
   Layout,
+  madeByText,
   Notice,
   SecretBox,
   When,
@@ -90,6 +91,7 @@ export function ApiKeysPage(props: {
                         created {formatDate(k.created_at)} · last used {formatDate(k.last_used_at)}
                         {k.expires_at && <>· expires {formatDate(k.expires_at)}</>}
                       </p>
+                      <p class="muted made-by">{madeByText(k)}</p>
                     </div>
                     <a class="button secondary" href={`${base}/api-keys/${k.id}/revoke`}>
                       Revoke…
@@ -411,9 +413,14 @@ export function AccountsPage(props: {
                     <span class="title">{a.name}</span>
                     <p class="muted">{a.email} · created {formatDate(a.created_at)}</p>
                   </div>
-                  <a class="button secondary" href={`${BASE}/accounts/${a.id}/remove`}>
-                    Remove…
-                  </a>
+                  <div class="actions">
+                    <a class="button secondary" href={`${BASE}/accounts/${a.id}/revoke-made`}>
+                      Revoke all they made…
+                    </a>
+                    <a class="button secondary" href={`${BASE}/accounts/${a.id}/remove`}>
+                      Remove…
+                    </a>
+                  </div>
                 </li>
               ))}
             </ul>
@@ -451,13 +458,52 @@ export function RemoveAccountPage(props: { session: Session; account: Account })
         <p>
           <strong>{a.email}</strong>{" "}
           can no longer sign in: their sessions end at once, on every instance; they leave every
-          project, and the API keys they created are revoked. The audit log keeps their name. This
-          cannot be undone (an account made again with the same email starts with no projects).
+          project, and their API keys (those they made, and those made by their keys) are revoked.
+          Feed tokens and destinations they set up keep working, naming them: to stop those too,
+          {" "}
+          <a href={`${BASE}/accounts/${a.id}/revoke-made`}>revoke all they made</a>. The audit log
+          keeps their name. This cannot be undone (an account made again with the same email starts
+          with no projects).
         </p>
         <div class="actions">
           <form method="post" action={`${BASE}/accounts/${a.id}/remove`}>
             <Csrf session={props.session} />
             <button type="submit" class="button danger">Remove the account</button>
+          </form>
+          <a href={`${BASE}/accounts`}>Cancel</a>
+        </div>
+      </div>
+    </Layout>
+  );
+}
+
+/** Asks before revoking everything a person made, and says what that stops. */
+export function RevokeMadePage(props: { session: Session; account: Account }) {
+  const a = props.account;
+  return (
+    <Layout
+      title="Revoke all they made"
+      session={props.session}
+      crumbs={[
+        { label: "Projects", href: BASE },
+        { label: "Accounts", href: `${BASE}/accounts` },
+        { label: "Revoke all they made" },
+      ]}
+    >
+      <div class="card">
+        <h1>Revoke all {a.name} made?</h1>
+        <p>
+          In every project: the API keys that are{" "}
+          {a.name}'s (made by them, or by a key of theirs) and their feed tokens are revoked, and
+          the next request with any of them is refused, on every instance. Their destinations are
+          paused: deliveries stop at once and each keeps its place in the feed, so a project admin
+          can resume those the team still needs. The account itself, its sessions and its roles
+          stay.
+        </p>
+        <div class="actions">
+          <form method="post" action={`${BASE}/accounts/${a.id}/revoke-made`}>
+            <Csrf session={props.session} />
+            <button type="submit" class="button danger">Revoke all they made</button>
           </form>
           <a href={`${BASE}/accounts`}>Cancel</a>
         </div>

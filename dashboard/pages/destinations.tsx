@@ -15,6 +15,7 @@ import {
   formatDate,
   formatNumber,
   Layout,
+  madeByText,
   Notice,
   SecretBox,
 } from "../layout.tsx";
@@ -81,6 +82,7 @@ function DestinationItem(props: { base: string; d: Destination; session: Session
           Last attempt {formatDate(d.last_attempt_at)} · last success{" "}
           {formatDate(d.last_success_at)} · added {formatDate(d.created_at)}
         </p>
+        <p class="muted made-by">{madeByText(d)}</p>
         {d.last_error && (
           <p class="error-text last-error">
             Last error: <span>{d.last_error}</span>

@@ -10,6 +10,7 @@ import {
   Field,
   formatDate,
   Layout,
+  madeByText,
   Notice,
   SecretBox,
 } from "../layout.tsx";
@@ -71,6 +72,7 @@ export function TokensPage(props: {
                         <code>{t.hint}</code> · created {formatDate(t.created_at)} · last used{" "}
                         {formatDate(t.last_used_at)}
                       </p>
+                      <p class="muted made-by">{madeByText(t)}</p>
                     </div>
                     <a class="button secondary" href={`${base}/tokens/${t.id}/revoke`}>
                       Revoke…

@@ -62,6 +62,7 @@ export type AuditAction =
   | "account.create"
   | "account.delete"
   | "account.set_password"
+  | "account.revoke_made"
   | "member.update"
   | "member.remove";
 

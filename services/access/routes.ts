@@ -53,6 +53,7 @@ export const ROUTE_ACCESS: Record<string, RouteAccess> = {
   "GET /api/v1/admin/accounts": "accounts.manage",
   "POST /api/v1/admin/accounts": "accounts.manage",
   "DELETE /api/v1/admin/accounts/:account_id": "accounts.manage",
+  "POST /api/v1/admin/accounts/:account_id/revoke_made": "accounts.manage",
   // Owners need the owner role: the service checks members.owners where it knows the roles.
   "GET /api/v1/admin/projects/:hashid/members": "members.manage",
   "PUT /api/v1/admin/projects/:hashid/members/:account_id": "members.manage",
@@ -145,6 +146,8 @@ export const ROUTE_ACCESS: Record<string, RouteAccess> = {
   "POST /dashboard/accounts": "accounts.manage",
   "GET /dashboard/accounts/:account_id/remove": "accounts.manage",
   "POST /dashboard/accounts/:account_id/remove": "accounts.manage",
+  "GET /dashboard/accounts/:account_id/revoke-made": "accounts.manage",
+  "POST /dashboard/accounts/:account_id/revoke-made": "accounts.manage",
   "GET /dashboard/account": "signed_in",
   "POST /dashboard/account": "signed_in",
   "GET /dashboard/environments/:project_id/links": "links.read",

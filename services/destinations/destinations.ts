@@ -251,6 +251,32 @@ export async function setDestinationPaused(
   return await getStatusOrThrow(sql, clock.now(), env.id, id);
 }
 
+/**
+ * Pauses, in the caller's transaction, every destination that belongs to the account (made by
+ * them or by a key of theirs) and is not paused yet, one audit entry each: deliveries stop at
+ * once and each keeps its place in the feed, so a project admin can resume the ones the team
+ * still needs. Returns how many.
+ */
+export async function pauseDestinationsOf(
+  tx: Db,
+  accountId: number,
+  audit: AuditContext,
+): Promise<number> {
+  const rows = await tx<{ id: number; environment_id: number }[]>`
+    update destinations set paused = true
+    where created_by_account_id = ${accountId} and not paused
+    returning id, environment_id
+  `;
+  for (const row of rows.sort((a, b) => a.id - b.id)) {
+    await recordAudit(tx, audit, {
+      action: "destination.pause",
+      project: { environmentId: row.environment_id },
+      target: { type: "destination", id: row.id },
+    });
+  }
+  return rows.length;
+}
+
 /** A new secret; the replaced one keeps signing, beside it, for ROTATION_OVERLAP_MS. */
 export async function rotateDestinationSecret(
   sql: Sql,

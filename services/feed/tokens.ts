@@ -1,4 +1,4 @@
-import type { Sql } from "../../db/connect.ts";
+import type { Db, Sql } from "../../db/connect.ts";
 import { type AuditContext, recordAudit } from "../access/audit.ts";
 import {
   type MadeBy,
@@ -139,4 +139,43 @@ export function revokeFeedToken(
       target: { type: "feed_token", id: id! },
     });
   });
+}
+
+/**
+ * Revokes, in the caller's transaction, every active token that belongs to the account (made
+ * by them or by a key of theirs), one audit entry each; capture stops where none is left.
+ * Returns how many.
+ */
+export async function revokeFeedTokensOf(
+  tx: Db,
+  now: Date,
+  accountId: number,
+  audit: AuditContext,
+): Promise<number> {
+  const envs = await tx<{ environment_id: number }[]>`
+    select distinct environment_id from feed_tokens
+    where created_by_account_id = ${accountId} and revoked_at is null
+    order by environment_id
+  `;
+  let count = 0;
+  for (const { environment_id: envId } of envs) {
+    // Capture's lock before the tokens' write, as revokeFeedToken takes them.
+    await lockCaptureOnCitus(tx, envId, "exclusive");
+    const rows = await tx<{ id: number }[]>`
+      update feed_tokens set revoked_at = ${now}
+      where environment_id = ${envId} and created_by_account_id = ${accountId}
+        and revoked_at is null
+      returning id
+    `;
+    await stopCaptureIfIdle(tx, envId);
+    for (const row of rows) {
+      await recordAudit(tx, audit, {
+        action: "feed_token.revoke",
+        project: { environmentId: envId },
+        target: { type: "feed_token", id: row.id },
+      });
+    }
+    count += rows.length;
+  }
+  return count;
 }
