@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { createApiKey } from "../services/access/api_keys.ts";
 import { ManualClock } from "./helpers/clock.ts";
 import { createTestDatabase } from "./helpers/database.ts";
+import { getPage, postForm, signInOverHttp } from "./helpers/dashboard.ts";
 import { gql } from "./helpers/graphql.ts";
 import { adminHeaders, assertError, call, createProject, serveApp } from "./helpers/server.ts";
 
@@ -253,5 +254,106 @@ Deno.test("a chain that starts at the admin token is the instance admin's", asyn
     }),
     403,
     "insufficient_scope",
+  );
+});
+
+Deno.test("revoke everything a person made: REST and dashboard, audited, the account stays", async () => {
+  const project = await createProject(srv.url, { name: "Leaver" });
+  const env = project.productionId;
+  const members = `/api/v1/admin/projects/${project.hashid}/members`;
+  const owner = await newAccount("Otto");
+  const bea = await newAccount("Bea");
+  await admin("PUT", `${members}/${owner.id}`, { role: "owner" });
+  await admin("PUT", `${members}/${bea.id}`, { role: "admin" });
+  const k1 = await keyOf(bea, env, "bea's");
+  const k2 = await keyBy(k1, env, "bea's second");
+  const token = await as(k2.value, "POST", `/api/v1/projects/${env}/event_stream_tokens`, {
+    name: "bea's warehouse",
+  });
+  const dest = await as(k1, "POST", `/api/v1/projects/${env}/destinations`, {
+    url: "http://127.0.0.1:9/bea",
+  });
+  assert.equal(dest.status, 201, dest.text);
+  // The instance admin's own things are not hers and stay.
+  const kept = await admin("POST", `/api/v1/projects/${env}/event_stream_tokens`, { name: "ops" });
+  const before = Number((await srv.sql`select max(id)::int as n from audit_log`)[0]!.n);
+
+  const path = `/api/v1/admin/accounts/${bea.id}/revoke_made`;
+  assertError(await as(k1, "POST", path), 403, "forbidden");
+  assertError(await admin("POST", "/api/v1/admin/accounts/999999/revoke_made"), 404, "not_found");
+  const res = await admin("POST", path);
+  assert.equal(res.status, 200, res.text);
+  assert.deepEqual(res.body, { revoked: { api_keys: 2, feed_tokens: 1, destinations_paused: 1 } });
+  for (const k of [k1, k2.value]) {
+    assertError(
+      await as(k, "GET", `/api/v1/projects/${env}/links`, undefined, other.url),
+      401,
+      "unauthorized",
+    );
+  }
+  assertError(
+    await as(
+      token.body.token.value,
+      "GET",
+      `/api/v1/projects/${env}/event_stream`,
+      undefined,
+      other.url,
+    ),
+    401,
+    "unauthorized",
+  );
+  const tokens = await admin("GET", `/api/v1/projects/${env}/event_stream_tokens`);
+  assert.deepEqual(tokens.body.tokens.map((t: { id: number }) => t.id), [kept.body.token.id]);
+  const dests = await admin("GET", `/api/v1/projects/${env}/destinations`);
+  assert.equal(dests.body.destinations[0].state, "paused");
+  const entries = await srv.sql<{ action: string; target_id: string; detail: unknown }[]>`
+    select action, target_id, detail from audit_log where id > ${before} order by id
+  `;
+  assert.deepEqual(entries.map((e) => e.action), [
+    "api_key.revoke",
+    "api_key.revoke",
+    "feed_token.revoke",
+    "destination.pause",
+    "account.revoke_made",
+  ]);
+  assert.deepEqual(entries.at(-1)!.detail, { api_keys: 2, feed_tokens: 1, destinations_paused: 1 });
+  assert.equal(entries.at(-1)!.target_id, String(bea.id));
+  // Twice is harmless: nothing left to revoke.
+  const twice = await admin("POST", path);
+  assert.deepEqual(twice.body, {
+    revoked: { api_keys: 0, feed_tokens: 0, destinations_paused: 0 },
+  });
+
+  // Her account and role stay: she can make new keys.
+  const again = await keyOf(bea, env, "bea's new");
+  assert.equal((await as(again, "GET", `/api/v1/projects/${env}/api_keys`)).status, 200);
+  // The dashboard's button, for the instance admin.
+  const session = await signInOverHttp(srv.url);
+  const token2 = await as(again, "POST", `/api/v1/projects/${env}/event_stream_tokens`, {
+    name: "bea's second warehouse",
+  });
+  assert.equal(token2.status, 201);
+  const accounts = await getPage(srv.url, "/dashboard/accounts", session);
+  assert.match(accounts.text, new RegExp(`/dashboard/accounts/${bea.id}/revoke-made`));
+  const ask = await getPage(srv.url, `/dashboard/accounts/${bea.id}/revoke-made`, session);
+  assert.equal(ask.status, 200);
+  assert.match(ask.text, /Revoke all Bea made\?/);
+  const done = await postForm(srv.url, `/dashboard/accounts/${bea.id}/revoke-made`, session, {
+    _csrf: session.csrf,
+  });
+  assert.equal(done.status, 200, done.text);
+  assert.match(done.text, /1 API key and 1 feed token revoked, 0 destinations paused/);
+  assertError(await as(again, "GET", `/api/v1/projects/${env}/links`), 401, "unauthorized");
+  const [last] = await srv.sql`select action, actor_type from audit_log order by id desc limit 1`;
+  assert.deepEqual([last!.action, last!.actor_type], ["account.revoke_made", "admin_token"]);
+
+  // The dashboard's lists say who made each.
+  await admin("POST", `/api/v1/projects/${env}/api_keys`, { name: "ops", scopes: ["links:read"] });
+  const keysPage = await getPage(srv.url, `/dashboard/environments/${env}/api-keys`, session);
+  assert.match(keysPage.text, /made by the instance admin/);
+  const destPage = await getPage(srv.url, `/dashboard/environments/${env}/destinations`, session);
+  assert.match(
+    destPage.text,
+    /made by the key “bea&#39;s” for Bea|made by the key “bea's” for Bea/,
   );
 });
