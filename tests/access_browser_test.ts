@@ -1,7 +1,8 @@
 // Team access in a real Chromium: the instance admin creates an account (its setup link shown
 // once, with a copy button) and makes it a project's owner; the person sets a password, sees only
 // their project, creates an API key (shown once) that works, reads the audit log, changes the
-// password and signs in with it; an editor sees only the tabs their role opens. Every page is
+// password and signs in with it; an editor sees only the tabs their role opens; the key list says
+// who made each key, and the instance admin revokes all a person made. Every page is
 // shot at 390×844 and 1440×900, light and dark, into test-output/screenshots.
 import assert from "node:assert/strict";
 import type { Page } from "playwright-core";
@@ -180,6 +181,25 @@ test({
       );
       assert.equal(refused?.status(), 403);
       await checkPage(ed, "access-12-editor-refused");
+
+      // Ada's key says who made it; the instance admin revokes all she made, in two clicks.
+      await admin.goto(`${srv.url}/dashboard/environments/${project.productionId}/api-keys`);
+      assert.match(await admin.textContent(".list") ?? "", /made by Ada Lovelace/);
+      await checkPage(admin, "access-13-api-keys-made-by");
+      await admin.goto(`${srv.url}/dashboard/accounts`);
+      await admin.click("a[href$='/revoke-made'] >> nth=0");
+      assert.match(await admin.textContent("h1") ?? "", /Revoke all Ada Lovelace made\?/);
+      await checkPage(admin, "access-14-revoke-made-ask");
+      await admin.click("form[action$='/revoke-made'] button[type=submit]");
+      assert.match(
+        await admin.textContent(".notice") ?? "",
+        /1 API key and 0 feed tokens revoked, 0 destinations paused/,
+      );
+      await checkPage(admin, "access-15-revoke-made-done");
+      const revoked = await call(srv.url, "GET", `/api/v1/projects/${project.productionId}/links`, {
+        headers: { Authorization: `Bearer ${key}` },
+      });
+      assert.equal(revoked.status, 401);
 
       assert.deepEqual(pageErrors, []);
     } finally {
