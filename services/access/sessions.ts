@@ -11,9 +11,9 @@ import type { Clock } from "../../infra/clock.ts";
 import { checkAdminToken } from "./admin_token_limit.ts";
 import { ApiError } from "../errors.ts";
 import {
+  admitPasswordAttempt,
   forgetPasswordFailure,
-  passwordRetryAfter,
-  recordPasswordFailure,
+  passwordRateLimited,
 } from "./password_limit.ts";
 import { hashSecret, randomToken } from "../../infra/secrets.ts";
 
@@ -97,9 +97,10 @@ const accountPrincipal = (a: { id: number; name: string; email: string }): Princ
 });
 
 /**
- * Signs a person in with their email and password from `address`. The attempt counts as a
- * failure before the (slow, memory-hard) check and is taken back when it succeeds: parallel
- * guesses cannot slip past the limit while their hashes are computed.
+ * Signs a person in with their email and password from `address`, under the limits per address
+ * and per account (services/access/password_limit.ts). The attempt counts as a failure before
+ * the (slow, memory-hard) check and is taken back when it succeeds: parallel guesses cannot slip
+ * past the limit while their hashes are computed.
  */
 export async function signInWithPassword(
   sql: Sql,
@@ -107,19 +108,10 @@ export async function signInWithPassword(
   input: { email: string; password: string; address: string },
 ): Promise<Session> {
   const now = clock.now();
-  const retryAfter = await sql.begin(async (tx) => {
-    const wait = await passwordRetryAfter(tx, input.address, now);
-    if (wait === 0) await recordPasswordFailure(tx, input.address, now);
-    return wait;
-  });
-  if (retryAfter > 0) {
-    throw new ApiError(
-      "rate_limited",
-      "too many failed sign-ins from this address; wait before trying again",
-      { retryAfter },
-    );
-  }
   const email = input.email.trim();
+  const attempt = { address: input.address, email };
+  const limited = await sql.begin((tx) => admitPasswordAttempt(tx, attempt, now));
+  if (limited) throw passwordRateLimited(limited);
   const [account] = email.length === 0 || email.length > 320 ? [] : await sql<AccountRow[]>`
     select id, name, email, password_hash from accounts where lower(email) = lower(${email})
   `;
@@ -128,7 +120,7 @@ export async function signInWithPassword(
     throw new ApiError("unauthorized", "that email and password do not match an account");
   }
   const token = await sql.begin(async (tx) => {
-    await forgetPasswordFailure(tx, input.address, now);
+    await forgetPasswordFailure(tx, attempt, now);
     return await insertSession(tx, now, account.id);
   });
   return sessionOf(token, accountPrincipal(account));
