@@ -304,6 +304,37 @@ function readTrustedDocuments(path: string): Map<string, string> {
   return documents;
 }
 
+/** The shortest admin token a new instance accepts (`openssl rand -hex 24` gives 48). */
+export const ADMIN_TOKEN_STRONG_LENGTH = 32;
+const ADMIN_TOKEN_STRONG_KINDS = 2;
+const ADMIN_TOKEN_STRONG_DISTINCT = 10;
+
+/** How to make an admin token that passes adminTokenWeakness, for messages and docs. */
+export const ADMIN_TOKEN_ADVICE = "generate one with `openssl rand -hex 24`";
+
+/**
+ * Null when `token` is strong enough that guessing it is hopeless whatever the limit on wrong
+ * tokens lets through, else why not: at least 32 characters of at least two kinds (lower case,
+ * upper case, digits, others) and at least 10 different characters. By the usual estimate
+ * (length × log2 of the alphabet its kinds span) that is at least 165 bits for a random token;
+ * the rule catches short and patterned tokens ("changeme…", one character repeated), it cannot
+ * tell a random token from a chosen one. A generated token (services/access/admin_token.ts,
+ * `openssl rand -hex 24`, `openssl rand -base64 32`) passes.
+ */
+export function adminTokenWeakness(token: string): string | null {
+  if (token.length < ADMIN_TOKEN_STRONG_LENGTH) {
+    return `is ${token.length} characters; it must be at least ${ADMIN_TOKEN_STRONG_LENGTH}`;
+  }
+  const kinds = [/[a-z]/, /[A-Z]/, /[0-9]/, /[^a-zA-Z0-9]/].filter((re) => re.test(token)).length;
+  if (kinds < ADMIN_TOKEN_STRONG_KINDS) {
+    return "must mix at least two kinds of character (lower case, upper case, digits, others)";
+  }
+  if (new Set(token).size < ADMIN_TOKEN_STRONG_DISTINCT) {
+    return `must have at least ${ADMIN_TOKEN_STRONG_DISTINCT} different characters`;
+  }
+  return null;
+}
+
 /** The process's configuration. The admin CLI works on the database directly: it needs no token. */
 export function readConfig(options: { requireAdminToken?: boolean } = {}): Config {
   return resolveConfig(Deno.env.toObject(), options);
