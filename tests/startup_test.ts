@@ -81,6 +81,8 @@ Deno.test("main.ts: a new instance refuses a weak ADMIN_TOKEN; one set up before
     db ? { DATABASE_URL: db.url, ADMIN_TOKEN: token } : { DATA_DIR: dataDir, ADMIN_TOKEN: token };
   try {
     const refused = startService(env(weak));
+    // It exits instead of listening (and is stopped should it listen after all).
+    await assert.rejects(listening(refused, 180_000).finally(() => refused.stop()));
     assert.equal((await refused.status).code, 1);
     assert.equal(
       refused.stderr().trim(),
