@@ -22,6 +22,11 @@ export interface Config {
   analyticsRetentionDays: number;
   /** How long the analytics rollups (what analytics queries read) are kept, in days. */
   analyticsRollupDays: number;
+  /**
+   * Days a dashboard session lasts at most from its sign-in, however busy it is kept
+   * (services/access/sessions.ts); it also ends after 12 hours without a request.
+   */
+  dashboardSessionMaxDays: number;
   /** Feed reads admitted per token in any 60 s window; the contract's 120, raised only for load tests. */
   feedRateLimit: number;
   logLevel: "debug" | "info" | "warn" | "error";
@@ -122,6 +127,10 @@ const envSchema = z.object({
     blankToUndefined,
     wholeNumber("must be a number of days from 1 to 3650", 1, 3650).default(400),
   ),
+  DASHBOARD_SESSION_MAX_DAYS: z.preprocess(
+    blankToUndefined,
+    wholeNumber("must be a number of days from 1 to 365", 1, 365).default(7),
+  ),
   FEED_RATE_LIMIT: z.preprocess(
     blankToUndefined,
     wholeNumber("must be a whole number of requests, at least 1", 1).default(120),
@@ -213,6 +222,7 @@ export function resolveConfig(
     linkBaseUrl,
     analyticsRetentionDays: e.ANALYTICS_RETENTION_DAYS,
     analyticsRollupDays: e.ANALYTICS_ROLLUP_DAYS,
+    dashboardSessionMaxDays: e.DASHBOARD_SESSION_MAX_DAYS,
     feedRateLimit: e.FEED_RATE_LIMIT,
     logLevel: e.LOG_LEVEL,
     graphqlIntrospection: e.GRAPHQL_INTROSPECTION === "true",
