@@ -176,7 +176,7 @@ Deno.test({
         const first = await run("podman", args);
         const again = await run("podman", args);
         assert.match(again.stdout, /Using cache/);
-        assert.doesNotMatch(again.stdout, /Download https:/);
+        assert.doesNotMatch(again.stdout + again.stderr, /Download https:/);
         const [size, user, health] = (await run("podman", [
           "image",
           "inspect",
@@ -188,7 +188,9 @@ Deno.test({
         assert.match(health!, /\/readyz/);
         report(
           `build ${(first.ms / 1000).toFixed(1)} s (${
-            /Download https:/.test(first.stdout) ? "dependencies fetched" : "layers cached"
+            /Download https:/.test(first.stdout + first.stderr)
+              ? "dependencies fetched"
+              : "dependency layer cached"
           }), rebuild with nothing changed ${(again.ms / 1000).toFixed(1)} s, image ${
             (Number(size) / 1e6).toFixed(0)
           } MB`,
