@@ -7,8 +7,8 @@ import { MAX_SECRET_LENGTH } from "./infra/secrets.ts";
 export interface Config {
   port: number;
   /**
-   * The internal listener (rest/internal.ts: Prometheus metrics at /metrics), on all interfaces;
-   * null: not served.
+   * The internal listener (rest/internal.ts: Prometheus metrics at /metrics, and the reverse
+   * proxy's on-demand TLS check at /internal/tls/allowed), on all interfaces; null: not served.
    */
   metricsPort: number | null;
   /** Set: use this PostgreSQL. Unset: run the embedded PGlite in `dataDir`. */
