@@ -17,6 +17,8 @@ import { resolveConfig } from "../config.ts";
 import { systemClock } from "../infra/clock.ts";
 import { hashSecret } from "../infra/secrets.ts";
 import { connect, type Sql } from "../db/connect.ts";
+import { CLI_AUDIT } from "../services/access/audit.ts";
+import { createFeedToken } from "../services/feed/tokens.ts";
 import {
   ADMIN_TOKEN,
   benchDatabase,
@@ -52,6 +54,16 @@ const { projectKey, link } = await seedSdkLink(sql);
 const sdkHeaders = { "PROJECT-KEY": projectKey, "ENVIRONMENT": "production" };
 // The feed scenarios' 1,000-event page (bench/graphql.ts's rows), seeded only if asked for.
 const feed = only.some((n) => n.includes("feed")) ? await seedFeedPage(sql) : null;
+// Requests take turns among 64 tokens, as bench/feed_cpu.ts's do: with the bench's rate limit of
+// 100,000,000 each admission counts its token's whole window, which with one token would grow
+// to thousands of rows a minute and be most of PostgreSQL's time per page.
+const feedTokens: string[] = [];
+for (let i = 0; feed && i < 64; i++) {
+  const token = await createFeedToken(sql, systemClock, String(feed.envId), `t${i}`, CLI_AUDIT);
+  feedTokens.push(`Bearer ${token.value}`);
+}
+let feedTurn = 0;
+const feedAuth = () => ({ Authorization: feedTokens[feedTurn++ % feedTokens.length]! });
 
 type Fetch = (req: Request) => Response | Promise<Response>;
 interface Built {
@@ -182,7 +194,7 @@ const scenarios: Record<string, Scenario> = {
   feed: {
     request: () =>
       new Request(`${origin}/api/v1/projects/${feed?.envId}/event_stream?limit=1000`, {
-        headers: feed?.auth,
+        headers: feedAuth(),
       }),
     bare: () => new Request(`${origin}/feed/${feed?.envId}`),
     status: 200,
@@ -195,7 +207,7 @@ const scenarios: Record<string, Scenario> = {
       new Request(`${origin}/graphql`, {
         method: "POST",
         headers: {
-          ...feed?.auth,
+          ...feedAuth(),
           "Content-Type": "application/json",
           "Content-Length": String(new TextEncoder().encode(graphqlFeedBody).length),
         },
