@@ -130,12 +130,9 @@ export async function readFeedPage(
 
 /**
  * readFeedPage's transaction: the admission, then (for the live tail) `admit`, then the page.
- * Without `admit` the admission (which also sets the page's plan settings) and the page go out
- * together: postgres.js pipelines the queries of a transaction made before any is awaited. A
- * refused admission aborts the transaction, so the statements after it fail unread and the
- * transaction rolls back.
+ * Without `admit`, one round trip (readInOneTrip).
  */
-async function admitAndRead(
+function admitAndRead(
   sql: Sql,
   secret: string,
   admission: FeedReadAdmission,
@@ -143,25 +140,64 @@ async function admitAndRead(
   query: FeedQuery | null,
   invalid: ApiError | null,
 ): Promise<FeedPage> {
-  return await sql.begin(async (tx) => {
-    const pin = !admit && query !== null && pinsPagePlan(query.eventTypes);
-    const reader = admitFeedRead(tx, { ...admission, pinPagePlan: pin });
-    if (admit) await admit(tx, await reader);
-    if (!query) {
-      await reader;
-      throw invalid!;
-    }
-    // Sent now, so before the page (whose statement goes out once selectPage awaits it).
-    const plan = pin ? null : planUnfilteredPageOnce(tx, query.eventTypes)?.execute();
-    const page = Promise.all([
+  if (!admit) return readInOneTrip(sql, secret, admission, query, invalid);
+  return sql.begin(async (tx) => {
+    await admit(tx, await admitFeedRead(tx, admission));
+    if (!query) throw invalid!;
+    // Sent now, so before the page (whose statement goes out at selectPage's call).
+    const plan = planUnfilteredPageOnce(tx, query.eventTypes)?.execute();
+    const [, page] = await Promise.all([
       plan,
       selectPage(tx, secret, parseEnvironmentId(admission.projectId)!, query, admission.now),
     ]);
-    // The admission's refusal first: the statements after it failed only because it did.
-    page.catch(() => {});
-    await reader;
-    return (await page)[1];
+    return page;
   });
+}
+
+/**
+ * readFeedPage's statements in one write on a reserved connection: BEGIN, the admission (which
+ * also sets the page's plan settings, services/feed/page_plan.ts), the page and COMMIT. A
+ * refused admission aborts the transaction, so the page after it fails unread and the COMMIT
+ * rolls back. BEGIN through postgres.js's sql.begin would be a round trip of its own, which
+ * cost each page a write, a read and a wakeup of the server's process.
+ */
+async function readInOneTrip(
+  sql: Sql,
+  secret: string,
+  admission: FeedReadAdmission,
+  query: FeedQuery | null,
+  invalid: ApiError | null,
+): Promise<FeedPage> {
+  const conn = await sql.reserve();
+  let ended = false;
+  try {
+    // postgres.js sends a query in the order something first waits on it (or it is executed),
+    // one microtask later: each is waited on as it is made, and selectPage's statement is sent
+    // at its call, so they go out in this order.
+    const sent: Promise<unknown>[] = [];
+    const send = <T>(q: Promise<T>): Promise<T> => {
+      q.catch(() => {});
+      sent.push(q);
+      return q;
+    };
+    send(conn`begin`);
+    const pinPagePlan = query !== null && pinsPagePlan(query.eventTypes);
+    const reader = send(admitFeedRead(conn, { ...admission, pinPagePlan }));
+    const environmentId = parseEnvironmentId(admission.projectId)!;
+    const page = query ? send(selectPage(conn, secret, environmentId, query, admission.now)) : null;
+    send(conn`commit`);
+    ended = true;
+    const settled = await Promise.allSettled(sent);
+    // The admission's refusal first: the statements after it failed only because it did.
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (failed) throw (await reader.then(() => failed.reason, (refusal) => refusal));
+    if (!page) throw invalid!;
+    return await page;
+  } finally {
+    // A transaction left open by a throw before its COMMIT was sent is rolled back here.
+    if (!ended) await conn`rollback`.catch(() => {});
+    conn.release();
+  }
 }
 
 /**
@@ -421,8 +457,10 @@ export async function selectEnvironmentPage(
     from e
     union all
   `;
-  const found = types.length === 0
-    ? await db<PageRow[]>`
+  // Sent at this call, not once awaited (`execute`): a caller that makes a statement after
+  // calling this (a transaction's COMMIT) has it go out after the page.
+  const found = await (types.length === 0
+    ? db<PageRow[]>`
       with e as materialized (${head})
       ${headRow}
       select null, null, null, page.xid, page.seq, page.body, page.link_id
@@ -436,7 +474,7 @@ export async function selectEnvironmentPage(
         limit ${take}
       ) page
     `
-    : await db<PageRow[]>`
+    : db<PageRow[]>`
       with e as materialized (${head})
       ${headRow}
       select null, null, null, page.xid, page.seq, page.body, page.link_id
@@ -455,7 +493,7 @@ export async function selectEnvironmentPage(
         order by typed.xid, typed.seq
         limit ${take}
       ) page
-    `;
+    `).execute();
   // The head row is the one without a position; the events come in the page's order.
   let first: PageRow | undefined;
   const events: FeedPageEvent[] = [];
