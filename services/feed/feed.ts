@@ -144,11 +144,11 @@ function admitAndRead(
   return sql.begin(async (tx) => {
     await admit(tx, await admitFeedRead(tx, admission));
     if (!query) throw invalid!;
-    // Sent now, so before the page (whose statement goes out at selectPage's call).
+    // Each sent at its call, so the settings before the page.
     const plan = planUnfilteredPageOnce(tx, query.eventTypes)?.execute();
     const [, page] = await Promise.all([
       plan,
-      selectPage(tx, secret, parseEnvironmentId(admission.projectId)!, query, admission.now),
+      selectPage(tx, secret, parseEnvironmentId(admission.projectId)!, query, admission.now, true),
     ]);
     return page;
   });
@@ -184,7 +184,9 @@ async function readInOneTrip(
     const pinPagePlan = query !== null && pinsPagePlan(query.eventTypes);
     const reader = send(admitFeedRead(conn, { ...admission, pinPagePlan }));
     const environmentId = parseEnvironmentId(admission.projectId)!;
-    const page = query ? send(selectPage(conn, secret, environmentId, query, admission.now)) : null;
+    const page = query
+      ? send(selectPage(conn, secret, environmentId, query, admission.now, true))
+      : null;
     send(conn`commit`);
     ended = true;
     const settled = await Promise.allSettled(sent);
@@ -326,15 +328,22 @@ async function selectPage(
   environmentId: number,
   query: FeedQuery,
   now: Date,
+  sendAtCall = false,
 ): Promise<FeedPage> {
   const afterEpoch = query.after?.epoch ?? null;
   const after = query.after ?? FEED_START;
-  const found = await selectEnvironmentPage(tx, environmentId, {
-    after,
-    afterEpoch,
-    eventTypes: query.eventTypes,
-    limit: query.limit,
-  }, now);
+  const found = await selectEnvironmentPage(
+    tx,
+    environmentId,
+    {
+      after,
+      afterEpoch,
+      eventTypes: query.eventTypes,
+      limit: query.limit,
+    },
+    now,
+    sendAtCall,
+  );
   const epoch = found.epoch;
   const from = afterEpoch === epoch ? after : FEED_START;
   const events = found.events;
@@ -418,6 +427,7 @@ export async function selectEnvironmentPage(
   environmentId: number,
   query: EnvironmentPageQuery,
   now: Date,
+  sendAtCall = false,
 ): Promise<EnvironmentPage> {
   // One statement, so one snapshot for the capture epoch, the horizon and the events. An empty
   // page still yields one row, carrying the epoch and the horizon.
@@ -457,9 +467,7 @@ export async function selectEnvironmentPage(
     from e
     union all
   `;
-  // Sent at this call, not once awaited (`execute`): a caller that makes a statement after
-  // calling this (a transaction's COMMIT) has it go out after the page.
-  const found = await (types.length === 0
+  const page = types.length === 0
     ? db<PageRow[]>`
       with e as materialized (${head})
       ${headRow}
@@ -493,7 +501,11 @@ export async function selectEnvironmentPage(
         order by typed.xid, typed.seq
         limit ${take}
       ) page
-    `).execute();
+    `;
+  // postgres.js sends a statement once it is first awaited, a microtask or two later; with
+  // `sendAtCall` it goes now, so that a statement the caller makes after this call (a
+  // transaction's COMMIT) goes out after it.
+  const found = await (sendAtCall ? page.execute() : page);
   // The head row is the one without a position; the events come in the page's order.
   let first: PageRow | undefined;
   const events: FeedPageEvent[] = [];
