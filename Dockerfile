@@ -5,8 +5,9 @@
 #   docker build -t link-feed .
 #   docker run -p 8000:8000 -e DATABASE_URL=postgres://… -e ADMIN_TOKEN=… link-feed
 #
-# compose.yaml runs it beside PostgreSQL. Without DATABASE_URL the embedded database keeps its
-# files in the /data volume.
+# With podman, `podman build --format docker -t link-feed .`: the OCI format has no HEALTHCHECK.
+# compose.yaml runs it beside PostgreSQL and Caddy (HTTPS). Without DATABASE_URL the embedded
+# database keeps its files in the /data volume.
 FROM denoland/deno:2.9.6
 
 WORKDIR /app

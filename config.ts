@@ -7,8 +7,8 @@ import { MAX_SECRET_LENGTH } from "./infra/secrets.ts";
 export interface Config {
   port: number;
   /**
-   * The internal listener (rest/internal.ts: Prometheus metrics at /metrics), on all interfaces;
-   * null: not served.
+   * The internal listener (rest/internal.ts: Prometheus metrics at /metrics, and the reverse
+   * proxy's on-demand TLS check at /internal/tls/allowed), on all interfaces; null: not served.
    */
   metricsPort: number | null;
   /** Set: use this PostgreSQL. Unset: run the embedded PGlite in `dataDir`. */
@@ -22,6 +22,11 @@ export interface Config {
   analyticsRetentionDays: number;
   /** How long the analytics rollups (what analytics queries read) are kept, in days. */
   analyticsRollupDays: number;
+  /**
+   * Days a dashboard session lasts at most from its sign-in, however busy it is kept
+   * (services/access/sessions.ts); it also ends after 12 hours without a request.
+   */
+  dashboardSessionMaxDays: number;
   /** Feed reads admitted per token in any 60 s window; the contract's 120, raised only for load tests. */
   feedRateLimit: number;
   logLevel: "debug" | "info" | "warn" | "error";
@@ -122,6 +127,10 @@ const envSchema = z.object({
     blankToUndefined,
     wholeNumber("must be a number of days from 1 to 3650", 1, 3650).default(400),
   ),
+  DASHBOARD_SESSION_MAX_DAYS: z.preprocess(
+    blankToUndefined,
+    wholeNumber("must be a number of days from 1 to 365", 1, 365).default(7),
+  ),
   FEED_RATE_LIMIT: z.preprocess(
     blankToUndefined,
     wholeNumber("must be a whole number of requests, at least 1", 1).default(120),
@@ -213,6 +222,7 @@ export function resolveConfig(
     linkBaseUrl,
     analyticsRetentionDays: e.ANALYTICS_RETENTION_DAYS,
     analyticsRollupDays: e.ANALYTICS_ROLLUP_DAYS,
+    dashboardSessionMaxDays: e.DASHBOARD_SESSION_MAX_DAYS,
     feedRateLimit: e.FEED_RATE_LIMIT,
     logLevel: e.LOG_LEVEL,
     graphqlIntrospection: e.GRAPHQL_INTROSPECTION === "true",
@@ -302,6 +312,37 @@ function readTrustedDocuments(path: string): Map<string, string> {
     documents.set(hash, document);
   }
   return documents;
+}
+
+/** The shortest admin token a new instance accepts (`openssl rand -hex 24` gives 48). */
+export const ADMIN_TOKEN_STRONG_LENGTH = 32;
+const ADMIN_TOKEN_STRONG_KINDS = 2;
+const ADMIN_TOKEN_STRONG_DISTINCT = 10;
+
+/** How to make an admin token that passes adminTokenWeakness, for messages and docs. */
+export const ADMIN_TOKEN_ADVICE = "generate one with `openssl rand -hex 24`";
+
+/**
+ * Null when `token` is strong enough that guessing it is hopeless whatever the limit on wrong
+ * tokens lets through, else why not: at least 32 characters of at least two kinds (lower case,
+ * upper case, digits, others) and at least 10 different characters. By the usual estimate
+ * (length × log2 of the alphabet its kinds span) that is at least 165 bits for a random token;
+ * the rule catches short and patterned tokens ("changeme…", one character repeated), it cannot
+ * tell a random token from a chosen one. A generated token (services/access/admin_token.ts,
+ * `openssl rand -hex 24`, `openssl rand -base64 32`) passes.
+ */
+export function adminTokenWeakness(token: string): string | null {
+  if (token.length < ADMIN_TOKEN_STRONG_LENGTH) {
+    return `is ${token.length} characters; it must be at least ${ADMIN_TOKEN_STRONG_LENGTH}`;
+  }
+  const kinds = [/[a-z]/, /[A-Z]/, /[0-9]/, /[^a-zA-Z0-9]/].filter((re) => re.test(token)).length;
+  if (kinds < ADMIN_TOKEN_STRONG_KINDS) {
+    return "must mix at least two kinds of character (lower case, upper case, digits, others)";
+  }
+  if (new Set(token).size < ADMIN_TOKEN_STRONG_DISTINCT) {
+    return `must have at least ${ADMIN_TOKEN_STRONG_DISTINCT} different characters`;
+  }
+  return null;
 }
 
 /** The process's configuration. The admin CLI works on the database directly: it needs no token. */

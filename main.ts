@@ -1,5 +1,5 @@
 // Composition root: read config, open the database, build the app, serve, shut down cleanly.
-import { ConfigError, readConfig } from "./config.ts";
+import { ADMIN_TOKEN_ADVICE, adminTokenWeakness, ConfigError, readConfig } from "./config.ts";
 import { APPLICATION_NAME, connect, openDatabase } from "./db/connect.ts";
 import {
   surviveClosedConnectionWrites,
@@ -60,7 +60,19 @@ if (config.geoipDatabase) {
 }
 const geoipWatch = geoip ? watchGeoIp(geoip, logger) : null;
 
-const db = await openDatabase(config).catch((err) => {
+// A weak ADMIN_TOKEN (config.ts, adminTokenWeakness): a new instance refuses it before its
+// database is set up; one already set up keeps starting with it, and says what to do.
+const weakAdminToken = config.adminToken ? adminTokenWeakness(config.adminToken) : null;
+const db = await openDatabase(config, {
+  beforeFirstMigration() {
+    if (weakAdminToken) {
+      throw new ConfigError(
+        `ADMIN_TOKEN: too weak for a new instance: it ${weakAdminToken}; ${ADMIN_TOKEN_ADVICE}`,
+      );
+    }
+  },
+}).catch((err) => {
+  if (err instanceof ConfigError) fail(`configuration error: ${err.message}`);
   logger.error("database unavailable", describeError(err));
   fail(`cannot open the database: ${err instanceof Error ? err.message : err}`);
 });
@@ -77,6 +89,20 @@ if (admin.generated) {
       `    -d '{"email": "ada@example.com", "name": "Ada"}'\n\n` +
       `and send them the setup_url of the answer (valid 7 days); then add them to a project.\n` +
       `docs/access.md has the roles, API keys and the audit log.\n`,
+  );
+}
+
+if (weakAdminToken) {
+  const advice = `set ADMIN_TOKEN to a strong token (${
+    ADMIN_TOKEN_ADVICE.replace("generate one with ", "")
+  }) on every instance and restart them; sessions signed in with the old token then end`;
+  logger.error("ADMIN_TOKEN is weak", { problem: `it ${weakAdminToken}`, advice });
+  // Beside the JSON log, where a person starting the service sees it.
+  // deno-lint-ignore no-console
+  console.error(
+    `\nWARNING: ADMIN_TOKEN is weak: it ${weakAdminToken}.\n` +
+      `A new instance would refuse it; this one was set up before the rule, so it starts.\n` +
+      `To fix: ${advice}.\n`,
   );
 }
 

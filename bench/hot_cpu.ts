@@ -1,6 +1,6 @@
 // deno run --allow-net --allow-env --allow-read --allow-write --allow-run bench/hot_cpu.ts
 //   [--base DIR | --socket] [--rounds N] [--requests N] [--in-flight N] [--only a,b]
-//   (scenarios: lookup, redirect, head, graphql, graphql_full)
+//   (scenarios: lookup, redirect, head, graphql, graphql_full, feed, graphql_feed)
 // The hot paths' JavaScript CPU per request, in process: app.fetch with N requests in flight
 // against a bare handler running the same query, process.cpuUsage() around thousands of
 // requests (the views written behind the responses included: each round waits for them). The
@@ -17,7 +17,16 @@ import { resolveConfig } from "../config.ts";
 import { systemClock } from "../infra/clock.ts";
 import { hashSecret } from "../infra/secrets.ts";
 import { connect, type Sql } from "../db/connect.ts";
-import { ADMIN_TOKEN, benchDatabase, CURSOR_SECRET, pgSocketUrl, seedSdkLink } from "./lib.ts";
+import { CLI_AUDIT } from "../services/access/audit.ts";
+import { createFeedToken } from "../services/feed/tokens.ts";
+import {
+  ADMIN_TOKEN,
+  benchDatabase,
+  CURSOR_SECRET,
+  pgSocketUrl,
+  seedFeedPage,
+  seedSdkLink,
+} from "./lib.ts";
 import { benchLogWriter } from "./logging.ts";
 
 const { values } = parseArgs({
@@ -32,8 +41,8 @@ const { values } = parseArgs({
   },
 });
 const rounds = Number(values.rounds);
-const requests = Number(values.requests);
-const inFlight = Number(values["in-flight"]);
+const defaultRequests = Number(values.requests);
+const defaultInFlight = Number(values["in-flight"]);
 const only = values.only!.split(",");
 
 const IPHONE =
@@ -43,6 +52,18 @@ const db = await benchDatabase();
 const { sql } = db;
 const { projectKey, link } = await seedSdkLink(sql);
 const sdkHeaders = { "PROJECT-KEY": projectKey, "ENVIRONMENT": "production" };
+// The feed scenarios' 1,000-event page (bench/graphql.ts's rows), seeded only if asked for.
+const feed = only.some((n) => n.includes("feed")) ? await seedFeedPage(sql) : null;
+// Requests take turns among 64 tokens, as bench/feed_cpu.ts's do: with the bench's rate limit of
+// 100,000,000 each admission counts its token's whole window, which with one token would grow
+// to thousands of rows a minute and be most of PostgreSQL's time per page.
+const feedTokens: string[] = [];
+for (let i = 0; feed && i < 64; i++) {
+  const token = await createFeedToken(sql, systemClock, String(feed.envId), `t${i}`, CLI_AUDIT);
+  feedTokens.push(`Bearer ${token.value}`);
+}
+let feedTurn = 0;
+const feedAuth = () => ({ Authorization: feedTokens[feedTurn++ % feedTokens.length]! });
 
 type Fetch = (req: Request) => Response | Promise<Response>;
 interface Built {
@@ -87,6 +108,15 @@ async function buildApp(dir: string, sql: Sql): Promise<Built> {
 /** The bare handlers of bench/sdk.ts: the same single query, no middleware. */
 const bare: Fetch = async (req) => {
   const url = new URL(req.url);
+  if (url.pathname.startsWith("/feed/")) {
+    // serveBareFeedPage's page (bench/lib.ts): the bodies as text, the page by concatenation.
+    const page = await sql<{ body: string }[]>`
+      select body from feed_events where environment_id = ${Number(url.pathname.slice(6))}
+      order by xid, seq limit 1000`;
+    return new Response(`{"events":[${page.map((r) => r.body).join(",")}]}`, {
+      headers: { "content-type": "application/json" },
+    });
+  }
   if (url.pathname.startsWith("/link/")) {
     const [row] = await sql`select * from links where path = ${url.pathname.slice(6)}`;
     return Response.json({ link: row });
@@ -118,9 +148,19 @@ const graphqlRequest = (body: string) => () =>
     },
     body,
   });
+/** bench/graphql.ts's eventFeed row: 1,000 events with each event's link. */
+const graphqlFeedBody = JSON.stringify({
+  query: `query($id: ID!) { eventFeed(projectId: $id, first: 1000) {
+    edges { node { id type occurredAt device user geo { country } link { path title } } }
+    pageInfo { endCursor hasNextPage } } }`,
+  variables: { id: String(feed?.envId) },
+});
 interface Scenario {
   request: () => Request;
   status: number;
+  /** Requests a round and in flight for this scenario (a page costs some 50 lookups). */
+  requests?: number;
+  inFlight?: number;
   /** The bare handler's request for the same query, if it has one. */
   bare?: () => Request;
 }
@@ -150,6 +190,33 @@ const scenarios: Record<string, Scenario> = {
   graphql: { request: graphqlRequest(graphqlBody), status: 200 },
   // The same lookup selecting REST's every field (bench/graphql.ts's wrk row).
   graphql_full: { request: graphqlRequest(graphqlFullBody), status: 200 },
+  // bench/feed.ts's page: 1,000 events, REST, with a feed token.
+  feed: {
+    request: () =>
+      new Request(`${origin}/api/v1/projects/${feed?.envId}/event_stream?limit=1000`, {
+        headers: feedAuth(),
+      }),
+    bare: () => new Request(`${origin}/feed/${feed?.envId}`),
+    status: 200,
+    requests: 200,
+    inFlight: 4,
+  },
+  // The same page through GraphQL, with each event's link { path title }.
+  graphql_feed: {
+    request: () =>
+      new Request(`${origin}/graphql`, {
+        method: "POST",
+        headers: {
+          ...feedAuth(),
+          "Content-Type": "application/json",
+          "Content-Length": String(new TextEncoder().encode(graphqlFeedBody).length),
+        },
+        body: graphqlFeedBody,
+      }),
+    status: 200,
+    requests: 200,
+    inFlight: 4,
+  },
 };
 
 /**
@@ -183,6 +250,8 @@ async function cpuPerRequest(
   status: number,
   flush: () => Promise<void>,
   pgKey?: string,
+  requests = defaultRequests,
+  inFlight = defaultInFlight,
 ): Promise<number> {
   const pgStart = pgKey ? await pgCpuNs() : 0;
   let next = 0;
@@ -220,21 +289,24 @@ const print = (s: string) => console.log(s);
 try {
   for (const name of only) {
     const s = scenarios[name]!;
+    const n = [s.requests, s.inFlight] as const;
     // Warm-up: JIT, caches, the pool's connections.
     for (const app of [current, base]) {
-      if (app) await cpuPerRequest(app.fetch, s.request, s.status, app.flush);
+      if (app) await cpuPerRequest(app.fetch, s.request, s.status, app.flush, undefined, ...n);
     }
     const figures: Record<string, number[]> = { bare: [], base: [], current: [] };
     for (const k of Object.keys(pgFigures)) delete pgFigures[k];
     for (let r = 0; r < rounds; r++) {
-      if (s.bare) figures.bare!.push(await cpuPerRequest(bare, s.bare, s.status, noFlush, "bare"));
+      if (s.bare) {
+        figures.bare!.push(await cpuPerRequest(bare, s.bare, s.status, noFlush, "bare", ...n));
+      }
       if (base) {
         figures.base!.push(
-          await cpuPerRequest(base.fetch, s.request, s.status, base.flush, "base"),
+          await cpuPerRequest(base.fetch, s.request, s.status, base.flush, "base", ...n),
         );
       }
       figures.current!.push(
-        await cpuPerRequest(current.fetch, s.request, s.status, current.flush, "current"),
+        await cpuPerRequest(current.fetch, s.request, s.status, current.flush, "current", ...n),
       );
     }
     const line = Object.entries(figures).filter(([, xs]) => xs.length > 0).map(([k, xs]) =>

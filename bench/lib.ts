@@ -18,7 +18,7 @@ import { ViewRecorder } from "../services/link_host/view_recorder.ts";
 import { benchLogWriter } from "./logging.ts";
 import { checkScript, parseWrkReport, type WrkExpect, type WrkResult } from "./wrk_check.ts";
 
-export const ADMIN_TOKEN = "bench-admin-token-0123456789";
+export const ADMIN_TOKEN = "bench-admin-token-0123456789abcdefgh";
 export const CURSOR_SECRET = "bench-cursor-secret-0123456789abcdefghijkl";
 
 export interface BenchDatabase {

@@ -4,6 +4,7 @@
 // (security.ts's requireAccess, from services/access/routes.ts).
 import type { Context, Hono } from "hono";
 import { getCookie } from "hono/cookie";
+import { clientAddress } from "../inputs/headers.ts";
 import { createApiKeyBody } from "../inputs/access.ts";
 import {
   changePassword,
@@ -414,10 +415,25 @@ export function accessPages(
         current: formText(form, "current"),
         next: formText(form, "password"),
         keepSessionToken: getCookie(c, SESSION_COOKIE) ?? "",
+        address: clientAddress(c, config.trustProxy),
       }, c.env.requestId);
     } catch (err) {
       if (err instanceof ApiError && err.code === "invalid_field") {
         return again(sentence(err.message));
+      }
+      if (err instanceof ApiError && err.code === "rate_limited") {
+        const seconds = err.retryAfter ?? 60;
+        c.header("Retry-After", String(seconds));
+        return page(
+          c,
+          <AccountPage
+            session={session}
+            error={`Too many wrong passwords were tried. Try again in ${
+              Math.ceil(seconds / 60)
+            } minutes.`}
+          />,
+          503,
+        );
       }
       throw err;
     }

@@ -47,7 +47,7 @@ export function livePages(app: Hono<DashboardEnv>, deps: AppDeps, kit: PageKit):
     // decides.
     const session = c.get("session");
     const stillAllowed = async () =>
-      await sessionStands(sql, clock, session.token) &&
+      await sessionStands(deps, session.token) &&
       await authorize(sql, session.principal, "events.live", { environmentId: env.id }).then(
         () => true,
         (err) => {

@@ -97,7 +97,7 @@ export function isCrossSite(c: Context): boolean {
 /** Resumes the session from its cookie or sends the browser to sign in. */
 export function requireSession(deps: AppDeps): MiddlewareHandler<DashboardEnv> {
   return async (c, next) => {
-    const session = await resumeSession(deps.sql, deps.clock, getCookie(c, SESSION_COOKIE));
+    const session = await resumeSession(deps, getCookie(c, SESSION_COOKIE));
     if (!session) {
       if (getCookie(c, SESSION_COOKIE) !== undefined) clearSessionCookie(c, deps.config);
       const expired = getCookie(c, SESSION_COOKIE) !== undefined ? "?expired=1" : "";

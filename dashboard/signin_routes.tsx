@@ -168,7 +168,8 @@ export function signInPages(app: Hono<DashboardEnv>, deps: AppDeps): void {
 
   // POST /dashboard/sign-in – email and password, or the admin token, in; session cookie out. The
   // admin token goes through the one admin-token check and its limit (shared with the REST admin
-  // API); passwords have their own limit per address (services/access/password_limit.ts).
+  // API); passwords have their own limits per address and per account
+  // (services/access/password_limit.ts).
   app.post("/sign-in", async (c) => {
     if (isCrossSite(c)) return c.text("This request came from another site and was refused.", 403);
     const form = await c.req.parseBody();
@@ -192,9 +193,9 @@ export function signInPages(app: Hono<DashboardEnv>, deps: AppDeps): void {
       if (err.retryAfter !== undefined) c.header("Retry-After", String(err.retryAfter));
       const message = err.code === "rate_limited"
         ? (withPassword
-          ? `Too many failed sign-ins from your address. Try again in ${
-            Math.ceil((err.retryAfter ?? 60) / 60)
-          } minutes.`
+          ? `Too many failed sign-ins ${
+            err.message.includes("account") ? "for this account" : "from your address"
+          }. Try again in ${Math.ceil((err.retryAfter ?? 60) / 60)} minutes.`
           : `Too many wrong tokens were tried. Try again in ${
             Math.ceil((err.retryAfter ?? 60) / 60)
           } minutes.`)

@@ -21,6 +21,11 @@ export interface Database {
 export interface OpenOptions {
   /** Pool size on a real PostgreSQL; the embedded database is always 1. */
   max?: number;
+  /**
+   * Called before the first migration of a database that holds none yet (a new instance),
+   * never for one already set up; what it throws stops the opening, with nothing migrated.
+   */
+  beforeFirstMigration?: () => void;
 }
 
 /**
@@ -56,7 +61,7 @@ export async function openDatabase(
   const embedded = config.databaseUrl ? null : await startEmbeddedPostgres(config.dataDir);
   const url = config.databaseUrl ?? embedded!.url;
   try {
-    await migrate(url);
+    await migrate(url, { beforeFirst: options.beforeFirstMigration });
   } catch (err) {
     await embedded?.stop();
     throw err;

@@ -22,7 +22,14 @@ export function migrationList(): { id: number; name: string }[] {
  * dedicated single connection makes instances that start together take turns: the second
  * finds the work done.
  */
-export async function migrate(url: string, options: { upTo?: number } = {}): Promise<void> {
+export async function migrate(
+  url: string,
+  options: {
+    upTo?: number;
+    /** Called, under the lock, when the database has no migration applied yet; may throw. */
+    beforeFirst?: () => void;
+  } = {},
+): Promise<void> {
   const target = driverTarget(url);
   const sql = postgres(target.url, {
     ...(target.path ? { path: target.path } : {}),
@@ -31,6 +38,14 @@ export async function migrate(url: string, options: { upTo?: number } = {}): Pro
   });
   try {
     await sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`;
+    if (options.beforeFirst) {
+      // Two statements: naming a table that does not exist fails the whole statement.
+      const [table] = await sql<{ present: boolean }[]>`
+        select to_regclass('migrations') is not null as present
+      `;
+      const [row] = table!.present ? await sql`select 1 from migrations limit 1` : [];
+      if (!row) options.beforeFirst();
+    }
     if (options.upTo === undefined) await shift({ sql, path: MIGRATIONS_DIR });
     else await shiftUpTo(sql, options.upTo);
     await sql`select pg_advisory_unlock(${MIGRATION_LOCK_KEY})`;

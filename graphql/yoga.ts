@@ -63,7 +63,7 @@ async function graphiqlOptions(deps: AppDeps, request: Request): Promise<GraphiQ
   const token = cookieValue(request.headers.get("Cookie"), SESSION_COOKIE);
   const session = token === undefined || request.headers.has("Authorization")
     ? null
-    : await resumeSession(deps.sql, deps.clock, token);
+    : await resumeSession(deps, token);
   const options: GraphiQLPageOptions = {
     title: "Link and event feed",
     defaultQuery: GRAPHIQL_DEFAULT_QUERY,

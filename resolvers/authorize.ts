@@ -32,11 +32,11 @@ async function authenticate(ctx: GraphQLContext): Promise<Principal> {
     // Only here is the Cookie header read: requests with credentials of their own never are.
     const token = cookieValue(ctx.request.headers.get("Cookie"), SESSION_COOKIE);
     if (token !== undefined) {
-      const session = await resumeSession(ctx.deps.sql, ctx.deps.clock, token);
+      const session = await resumeSession(ctx.deps, token);
       if (!session) {
         throw new ApiError(
           "unauthorized",
-          "the dashboard session has ended (signed out, or 12 hours without a request): sign in again",
+          "the dashboard session has ended (signed out, 12 hours without a request, past its lifetime, or the admin token changed): sign in again",
         );
       }
       ctx.session = session;

@@ -96,7 +96,7 @@ const adminRefusals = {
   ),
   503: {
     ...error(
-      "Too many wrong admin tokens from this address or on this instance (rate_limited), " +
+      "Too many wrong admin tokens from this address (rate_limited), " +
         "or the database is unreachable",
     ),
     headers: {

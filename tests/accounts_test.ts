@@ -4,6 +4,10 @@
 import assert from "node:assert/strict";
 import { createApiKey } from "../services/access/api_keys.ts";
 import { CLI_AUDIT } from "../services/access/audit.ts";
+import {
+  PASSWORD_MAX_FAILURES_PER_ACCOUNT,
+  PASSWORD_WINDOW_MS,
+} from "../services/access/password_limit.ts";
 import { ManualClock } from "./helpers/clock.ts";
 import { getPage, postForm, signInOverHttp } from "./helpers/dashboard.ts";
 import { createTestDatabase } from "./helpers/database.ts";
@@ -13,7 +17,14 @@ const db = await createTestDatabase();
 const clock = new ManualClock("2026-06-01T09:00:00Z");
 const srv = serveApp(db, { clock });
 const other = serveApp(db, { clock, sql: db.embedded ? srv.sql : undefined });
+// Behind a trusted proxy (X-Forwarded-For names the client): requests from many addresses.
+const proxied = serveApp(db, {
+  clock,
+  sql: db.embedded ? srv.sql : undefined,
+  config: { TRUST_PROXY: "true" },
+});
 Deno.test.afterAll(async () => {
+  await proxied.close();
   await other.close();
   await srv.close();
   await db.close();
@@ -163,6 +174,80 @@ Deno.test("a person signs in with email and password; failures are limited per a
   assert.match(limited.text, /Too many failed sign-ins/);
   clock.advance(15 * 60_000 + 1_000);
   assert.equal((await signInAs(grace.email)).status, 303);
+});
+
+/** A password sign-in to the proxied instance from `address`. */
+function signInFrom(address: string, email: string, password = PASSWORD) {
+  return postForm(proxied.url, "/dashboard/sign-in", { cookie: "" }, { email, password }, {
+    Origin: proxied.url,
+    "X-Forwarded-For": address,
+  });
+}
+
+Deno.test("password guesses spread over many addresses are limited per account, for 15 minutes at most", async () => {
+  clock.advance(PASSWORD_WINDOW_MS + 1_000);
+  const hopper = await newAccount("Hopper");
+  await setUp(hopper);
+  // Five addresses, two wrong passwords each: every address stays far under its own limit, but
+  // the account has had its 10.
+  for (let a = 0; a < 5; a++) {
+    for (let i = 0; i < PASSWORD_MAX_FAILURES_PER_ACCOUNT / 5; i++) {
+      assert.equal(
+        (await signInFrom(`203.0.113.${a + 1}`, hopper.email, `guess ${a}.${i}`)).status,
+        401,
+      );
+    }
+  }
+  // Then even the right password, from an address never seen, waits (any case of the email).
+  const limited = await signInFrom("198.51.100.7", "HOPPER@example.test");
+  assert.equal(limited.status, 503);
+  assert.match(limited.text, /Too many failed sign-ins for this account/);
+  const retryAfter = Number(limited.headers.get("retry-after"));
+  assert.ok(retryAfter > 0 && retryAfter <= PASSWORD_WINDOW_MS / 1000, String(retryAfter));
+  // Another account signs in from the same addresses: the limit is the account's.
+  const lovelace = await newAccount("Lovelace");
+  await setUp(lovelace);
+  assert.equal((await signInFrom("203.0.113.1", lovelace.email)).status, 303);
+  // An email no account has is counted the same way: the limit tells nothing about who exists.
+  for (let i = 0; i < PASSWORD_MAX_FAILURES_PER_ACCOUNT; i++) {
+    assert.equal((await signInFrom(`192.0.2.${i + 1}`, "nobody@example.test", "x")).status, 401);
+  }
+  assert.match((await signInFrom("192.0.2.200", "nobody@example.test")).text, /for this account/);
+  // Bounded: once the failures leave the window (15 minutes after the last), the person gets in.
+  clock.advance(retryAfter * 1000 - 2_000);
+  assert.equal((await signInFrom("198.51.100.7", hopper.email)).status, 503);
+  clock.advance(2_000);
+  assert.equal((await signInFrom("198.51.100.7", hopper.email)).status, 303);
+});
+
+Deno.test("wrong current passwords on the change-password form count as failed sign-ins", async () => {
+  clock.advance(PASSWORD_WINDOW_MS + 1_000);
+  const turing = await newAccount("Turing");
+  const session = await setUp(turing);
+  const change = (current: string, address: string) =>
+    postForm(proxied.url, "/dashboard/account", session, {
+      _csrf: session.csrf,
+      current,
+      password: "a brand new password",
+      confirm: "a brand new password",
+    }, { Origin: proxied.url, "X-Forwarded-For": address });
+  for (let i = 0; i < PASSWORD_MAX_FAILURES_PER_ACCOUNT; i++) {
+    const res = await change(`wrong current ${i}`, `203.0.113.${100 + i}`);
+    assert.equal(res.status, 400, res.text);
+    assert.match(res.text, /is not your password/);
+  }
+  // The account's count is full: the right current password waits, and so does a sign-in.
+  const refused = await change(PASSWORD, "198.51.100.50");
+  assert.equal(refused.status, 503);
+  assert.match(refused.text, /Too many wrong passwords were tried/);
+  assert.equal((await signInFrom("198.51.100.51", turing.email)).status, 503);
+  clock.advance(PASSWORD_WINDOW_MS);
+  const changed = await change(PASSWORD, "198.51.100.50");
+  assert.equal(changed.status, 303, changed.text);
+  assert.equal(
+    (await signInFrom("198.51.100.51", turing.email, "a brand new password")).status,
+    303,
+  );
 });
 
 Deno.test("members act as their role allows, and nothing changes when they may not", async () => {

@@ -1,8 +1,10 @@
-// The Dockerfile and compose.yaml cannot be built or run here (no container engine): this checks
-// offline what can be checked. What the image copies exists and is not ignored, it runs the
-// README's start command as a non-root user, its port, data directory and health check agree
-// with config.ts and the served routes, and the health check's own command, run as written,
-// passes against a ready server and fails against none.
+// What can be checked of the Dockerfile, compose.yaml and the Caddyfile without running them
+// (tests/container_engine_test.ts builds and runs the image, tests/caddy_test.ts runs Caddy).
+// What the image copies exists and is not ignored, it runs the README's start command as a
+// non-root user, its port, data directory and health check agree with config.ts and the served
+// routes, the health check's own command, run as written, passes against a ready server and
+// fails against none, and compose.yaml's Caddy reaches the service where config.ts makes it
+// listen.
 import assert from "node:assert/strict";
 import { parse as parseYaml } from "yaml";
 import { resolveConfig } from "../config.ts";
@@ -125,7 +127,8 @@ Deno.test("compose.yaml runs the image beside PostgreSQL with what config.ts req
   assert.match(app.environment.DATABASE_URL, /^postgres:\/\/[^@]+@db:5432\//);
   // config.ts refuses DATABASE_URL without ADMIN_TOKEN: compose refuses to start without it.
   assert.match(app.environment.ADMIN_TOKEN, /^\$\{ADMIN_TOKEN:\?/);
-  assert.deepEqual(app.ports, [`${resolveConfig({}).port}:${one("EXPOSE")}`]);
+  // Only Caddy is published: the service's port and its internal listener are not.
+  assert.equal(app.ports, undefined);
   for (const name of Object.keys(app.environment)) {
     assert.match(
       await Deno.readTextFile("config.ts"),
@@ -133,4 +136,37 @@ Deno.test("compose.yaml runs the image beside PostgreSQL with what config.ts req
       `${name} is not read by config.ts`,
     );
   }
+});
+
+Deno.test("compose.yaml's Caddy reaches the service where it listens and asks its internal port", async () => {
+  // deno-lint-ignore no-explicit-any
+  const compose = parseYaml(await Deno.readTextFile("compose.yaml")) as any;
+  const { app, caddy } = compose.services;
+  const caddyfile = await Deno.readTextFile("Caddyfile");
+  const config = resolveConfig({
+    DATABASE_URL: "postgres://links@db:5432/links",
+    ADMIN_TOKEN: "a-secret-of-16-chars",
+    METRICS_PORT: String(app.environment.METRICS_PORT),
+    LINK_BASE_URL: "https://links.example.com",
+  });
+  // Caddy 2.6, the version tests/caddy_test.ts runs (Debian's), with the repository's Caddyfile.
+  assert.match(caddy.image, /^caddy:2\.6\b/);
+  assert.ok(caddy.volumes.includes("./Caddyfile:/etc/caddy/Caddyfile:ro"));
+  assert.deepEqual(caddy.ports, ["80:80", "443:443", "443:443/udp"]);
+  assert.equal(caddy.environment.APP, `app:${config.port}`);
+  assert.equal(caddy.environment.APP_INTERNAL, `app:${config.metricsPort}`);
+  // The Caddyfile's defaults agree, and every variable it reads is given.
+  assert.match(caddyfile, new RegExp(`\\{\\$APP:app:${config.port}\\}`));
+  assert.match(caddyfile, new RegExp(`\\{\\$APP_INTERNAL:app:${config.metricsPort}\\}`));
+  for (const [, name] of caddyfile.matchAll(/\{\$(\w+)/g)) {
+    assert.ok(name! in caddy.environment, `${name} is read by the Caddyfile but not given`);
+  }
+  assert.match(caddyfile, /ask http:\/\/\{\$APP_INTERNAL[^}]*\}\/internal\/tls\/allowed\n/);
+  // The service's links are on https://DOMAIN, the host Caddy serves first.
+  assert.equal(
+    app.environment.LINK_BASE_URL,
+    "https://${DOMAIN:?set DOMAIN to the service's host name}",
+  );
+  assert.match(caddyfile, /^\{\$DOMAIN(:[^}]*)?\} \{$/m);
+  assert.equal(app.environment.TRUST_PROXY, "true");
 });

@@ -2,7 +2,7 @@
 // sessions (hashed, 12 h idle through the clock, sign-out), escaping, and the sign-in limit.
 import assert from "node:assert/strict";
 import { ManualClock } from "./helpers/clock.ts";
-import { getPage, postForm, signInOverHttp } from "./helpers/dashboard.ts";
+import { addPerson, getPage, postForm, signInOverHttp } from "./helpers/dashboard.ts";
 import {
   ADMIN_TOKEN,
   adminHeaders,
@@ -12,6 +12,8 @@ import {
   startTestServer,
 } from "./helpers/server.ts";
 import { hashSecret } from "../infra/secrets.ts";
+import { createTestDatabase } from "./helpers/database.ts";
+import { listening, startService } from "./helpers/process.ts";
 import { CONTENT_SECURITY_POLICY } from "../dashboard/security.ts";
 
 const clock = new ManualClock("2026-05-01T08:00:00Z");
@@ -225,6 +227,140 @@ Deno.test("dashboard: forged, expired and signed-out sessions go to sign-in", as
   assert.equal(out.status, 303);
   assert.equal(out.headers.get("location"), "/dashboard/sign-in");
   assert.equal((await getPage(srv.url, "/dashboard", again)).status, 303);
+});
+
+Deno.test("dashboard: every session ends at its absolute lifetime, 7 days by default, however busy", async () => {
+  const admin = await signInOverHttp(srv.url);
+  const person = await addPerson(srv.url, { email: "busy@example.test", name: "Busy" });
+  const signedIn = await postForm(srv.url, "/dashboard/sign-in", { cookie: "" }, {
+    email: person.email,
+    password: person.password,
+  });
+  assert.equal(signedIn.status, 303, signedIn.text);
+  const personal = { cookie: signedIn.headers.get("set-cookie")!.split(";")[0]! };
+  // A request every 11 hours keeps both from idling, up to one minute before 7 days.
+  for (let hours = 0; hours + 11 < 7 * 24; hours += 11) {
+    clock.advance(11 * 3600_000);
+    assert.equal((await getPage(srv.url, "/dashboard", admin)).status, 200);
+    assert.equal((await getPage(srv.url, "/dashboard", personal)).status, 200);
+  }
+  clock.advance(7 * 24 * 3600_000 - 15 * 11 * 3600_000 - 60_000);
+  assert.equal((await getPage(srv.url, "/dashboard", admin)).status, 200);
+  assert.equal((await getPage(srv.url, "/dashboard", personal)).status, 200);
+  // At 7 days both end, on every instance: pages, forms and GraphQL alike.
+  clock.advance(60_000);
+  const other = serveApp(srv.db, { clock });
+  try {
+    for (const base of [srv.url, other.url]) {
+      for (const client of [admin, personal]) {
+        const ended = await getPage(base, "/dashboard", client);
+        assert.equal(ended.status, 303);
+        assert.equal(ended.headers.get("location"), "/dashboard/sign-in?expired=1");
+      }
+    }
+    const before = await projectCount();
+    const post = await postForm(srv.url, "/dashboard/projects", admin, {
+      name: "Too late",
+      _csrf: admin.csrf,
+    });
+    assert.equal(post.status, 303);
+    assert.equal(await projectCount(), before);
+    const gql = await call(srv.url, "POST", "/graphql", {
+      headers: { cookie: admin.cookie },
+      body: {
+        query: "query($id: ID!) { environment(projectId: $id) { name } }",
+        variables: { id: String(project.productionId) },
+      },
+    });
+    assert.match(JSON.stringify(gql.body), /session has ended/);
+  } finally {
+    await other.close();
+  }
+});
+
+Deno.test("dashboard: DASHBOARD_SESSION_MAX_DAYS sets the lifetime", async () => {
+  const short = serveApp(srv.db, { clock, config: { DASHBOARD_SESSION_MAX_DAYS: "1" } });
+  try {
+    assert.equal(short.config.dashboardSessionMaxDays, 1);
+    const client = await signInOverHttp(short.url);
+    for (let i = 0; i < 2; i++) {
+      clock.advance(11 * 3600_000);
+      assert.equal((await getPage(short.url, "/dashboard", client)).status, 200);
+    }
+    clock.advance(2 * 3600_000 - 1);
+    assert.equal((await getPage(short.url, "/dashboard", client)).status, 200);
+    clock.advance(1);
+    assert.equal((await getPage(short.url, "/dashboard", client)).status, 303);
+  } finally {
+    await short.close();
+  }
+});
+
+Deno.test("dashboard: a session made with the admin token ends when ADMIN_TOKEN changes (a restart under a new token)", async () => {
+  const db = Deno.env.get("DATABASE_URL") ? await createTestDatabase() : null;
+  const dataDir = await Deno.makeTempDir();
+  const env = (token: string): Record<string, string> =>
+    db ? { DATABASE_URL: db.url, ADMIN_TOKEN: token } : { DATA_DIR: dataDir, ADMIN_TOKEN: token };
+  const rotated = "rotated-admin-token-0123456789abcdef";
+  const accounts = async (base: string, token: string) => {
+    const res = await call(base, "GET", "/api/v1/admin/accounts", {
+      headers: { Authorization: `Bearer ${token}` },
+    });
+    assert.equal(res.status, 200, res.text);
+    return res.body.accounts.length as number;
+  };
+  try {
+    const first = startService(env(ADMIN_TOKEN));
+    let admin, personal;
+    try {
+      const url = await listening(first, 180_000);
+      admin = await signInOverHttp(url);
+      const person = await addPerson(url, { email: "stays@example.test", name: "Stays" });
+      const signedIn = await postForm(url, "/dashboard/sign-in", { cookie: "" }, {
+        email: person.email,
+        password: person.password,
+      });
+      assert.equal(signedIn.status, 303);
+      personal = { cookie: signedIn.headers.get("set-cookie")!.split(";")[0]! };
+      assert.equal((await getPage(url, "/dashboard/accounts", admin)).status, 200);
+    } finally {
+      await first.stop();
+    }
+
+    for (const token of [rotated, ADMIN_TOKEN]) {
+      const next = startService(env(token));
+      try {
+        const url = await listening(next, 180_000);
+        // The old token's session is refused: the accounts page and its form alike.
+        const page = await getPage(url, "/dashboard/accounts", admin);
+        assert.equal(page.status, 303);
+        assert.equal(page.headers.get("location"), "/dashboard/sign-in?expired=1");
+        const before = await accounts(url, token);
+        const made = await postForm(url, "/dashboard/accounts", admin, {
+          email: "intruder@example.test",
+          name: "Intruder",
+          _csrf: admin.csrf,
+        }, { Origin: url });
+        assert.equal(made.status, 303);
+        assert.equal(await accounts(url, token), before);
+        // A person's session does not hang on the admin token.
+        assert.equal((await getPage(url, "/dashboard", personal)).status, 200);
+        // The new token signs in.
+        const fresh = await fetch(`${url}/dashboard/sign-in`, {
+          method: "POST",
+          body: new URLSearchParams({ token }),
+          redirect: "manual",
+        });
+        await fresh.body?.cancel();
+        assert.equal(fresh.status, 303);
+      } finally {
+        await next.stop();
+      }
+      // Back on the first token (the second round), the ended session stays ended.
+    }
+  } finally {
+    await db?.close();
+  }
 });
 
 Deno.test("dashboard: wrong tokens are rate limited per client address, in PostgreSQL", async () => {

@@ -199,7 +199,7 @@ Deno.test("projectMetrics lists active links by totalViews with every field", as
   await fetch(`${srv.url}/${made[2]}`).then((r) => r.body?.cancel());
   await srv.views.flush();
   await call(srv.url, "PATCH", `/api/v1/projects/${p.productionId}/links/${made[0]}`, {
-    headers: { Authorization: "Bearer test-admin-token-0123456789" },
+    headers: { Authorization: "Bearer test-admin-token-0123456789abcdefgh" },
     body: { active: false },
   });
 

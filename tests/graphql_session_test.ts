@@ -65,7 +65,7 @@ const count = async () =>
 Deno.test("sign-in sets the session cookie for the dashboard and /graphql only; sign-out clears both", async () => {
   const res = await fetch(`${srv.url}/dashboard/sign-in`, {
     method: "POST",
-    body: new URLSearchParams({ token: "test-admin-token-0123456789" }),
+    body: new URLSearchParams({ token: "test-admin-token-0123456789abcdefgh" }),
     redirect: "manual",
   });
   await res.body?.cancel();

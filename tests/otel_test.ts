@@ -7,7 +7,7 @@ import { createDatabase, dropDatabase } from "../db/databases.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
 const READY_MS = 120_000;
-const ADMIN_TOKEN = "otel-admin-token-0123456789";
+const ADMIN_TOKEN = "otel-admin-token-0123456789abcdefgh";
 
 interface OtlpAttribute {
   key: string;

@@ -531,7 +531,7 @@ Deno.test("main.ts creates today's partitions at start-up, before the first pass
   const dataDir = await Deno.makeTempDir();
   const db = srv.db.embedded ? null : await createTestDatabase();
   const env: Record<string, string> = db
-    ? { DATABASE_URL: db.url, ADMIN_TOKEN: "startup-admin-token-0123456789" }
+    ? { DATABASE_URL: db.url, ADMIN_TOKEN: "startup-admin-token-0123456789abcdefgh" }
     : { DATA_DIR: dataDir };
   const svc = startService(env);
   try {

@@ -14,7 +14,7 @@ import { buildCountryDatabase } from "./helpers/mmdb.ts";
 import { call } from "./helpers/server.ts";
 
 const ROOT = new URL("..", import.meta.url).pathname;
-const ADMIN_TOKEN = "start-task-admin-token-0123456789";
+const ADMIN_TOKEN = "start-task-admin-token-0123456789abcdefgh";
 const admin = { Authorization: `Bearer ${ADMIN_TOKEN}` };
 /** Generous: a cold embedded start on a loaded 2-core machine takes several seconds. */
 const READY_MS = 120_000;

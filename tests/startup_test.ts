@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import postgres from "postgres";
-import { resolveConfig } from "../config.ts";
+import { adminTokenWeakness, resolveConfig } from "../config.ts";
+import { randomToken } from "../infra/secrets.ts";
 import { migrate } from "../db/migrate.ts";
 import { createTestDatabase } from "./helpers/database.ts";
 import { listening, startService } from "./helpers/process.ts";
@@ -51,6 +52,76 @@ Deno.test("config: a bad value names the variable and what is wrong", () => {
   }
 });
 
+Deno.test("config: ADMIN_TOKEN's strength rule takes generated tokens and refuses weak ones", () => {
+  const hex48 = () =>
+    Array.from(crypto.getRandomValues(new Uint8Array(24)), (b) => b.toString(16).padStart(2, "0"))
+      .join("");
+  // `openssl rand -hex 24`, `openssl rand -base64 32`, the embedded default's, the tests' own.
+  for (let i = 0; i < 200; i++) assert.equal(adminTokenWeakness(hex48()), null);
+  assert.equal(
+    adminTokenWeakness(btoa(String.fromCharCode(...crypto.getRandomValues(new Uint8Array(32))))),
+    null,
+  );
+  assert.equal(adminTokenWeakness("adm_" + randomToken(32)), null);
+  assert.equal(adminTokenWeakness(ADMIN_TOKEN), null);
+  const weak: [string, RegExp][] = [
+    ["changeme-admin-token", /is 20 characters; it must be at least 32/],
+    ["abcdefghijklmnopqrstuvwxyzabcdefgh", /at least two kinds/],
+    ["a".repeat(40) + "1", /at least 10 different characters/],
+    ["ab12".repeat(10), /at least 10 different characters/],
+  ];
+  for (const [token, why] of weak) assert.match(adminTokenWeakness(token) ?? "", why, token);
+});
+
+Deno.test("main.ts: a new instance refuses a weak ADMIN_TOKEN; one set up before it keeps starting and says what to do", async () => {
+  const weak = "weak-admin-token-12345";
+  const db = realPostgres ? await createTestDatabase({ migrate: false }) : null;
+  const dataDir = await Deno.makeTempDir();
+  const env = (token: string): Record<string, string> =>
+    db ? { DATABASE_URL: db.url, ADMIN_TOKEN: token } : { DATA_DIR: dataDir, ADMIN_TOKEN: token };
+  try {
+    const refused = startService(env(weak));
+    // It exits instead of listening (and is stopped should it listen after all).
+    await assert.rejects(listening(refused, 180_000).finally(() => refused.stop()));
+    assert.equal((await refused.status).code, 1);
+    assert.equal(
+      refused.stderr().trim(),
+      "configuration error: ADMIN_TOKEN: too weak for a new instance: it is 22 characters; " +
+        "it must be at least 32; generate one with `openssl rand -hex 24`",
+    );
+    // Refused before anything was set up: it is still a new instance, and still refuses.
+    const again = startService(env(weak));
+    assert.equal((await again.status).code, 1);
+
+    // Set up with a strong token, then restarted with a weak one (as an instance upgraded from
+    // before the rule): it starts, takes that token, and says loudly what to do.
+    const strong = startService(env(ADMIN_TOKEN));
+    await listening(strong, 180_000);
+    assert.equal((await strong.stop()).code, 0);
+    const upgraded = startService(env(weak));
+    try {
+      const url = await listening(upgraded);
+      const res = await call(url, "POST", "/api/v1/admin/projects", {
+        headers: { Authorization: `Bearer ${weak}` },
+        body: { name: "Still works" },
+      });
+      assert.equal(res.status, 201);
+      const line = upgraded.stdout().split("\n").find((l) => l.includes("ADMIN_TOKEN is weak"));
+      assert.ok(line, upgraded.stdout());
+      const logged = JSON.parse(line);
+      assert.equal(logged.level, "error");
+      assert.match(logged.problem, /is 22 characters/);
+      assert.match(logged.advice, /openssl rand -hex 24/);
+      assert.ok(!line.includes(weak), "the token itself is never logged");
+      assert.match(upgraded.stderr(), /WARNING: ADMIN_TOKEN is weak/);
+    } finally {
+      await upgraded.stop();
+    }
+  } finally {
+    await db?.close();
+  }
+});
+
 Deno.test("main.ts: bad configuration stops start-up with one line and no stack trace", async () => {
   const p = startService({ PORT: "eighty", DATA_DIR: await Deno.makeTempDir() });
   const status = await p.status;
@@ -90,6 +161,7 @@ Deno.test("main.ts: the embedded default serves, prints the admin token once and
     const m = first.stderr().match(/\b(adm_[A-Za-z0-9_-]{43})\b/);
     assert.ok(m, `no admin token printed: ${first.stderr()}`);
     token = m[1]!;
+    assert.equal(adminTokenWeakness(token), null);
     const created = await call(url, "POST", "/api/v1/admin/projects", {
       headers: { Authorization: `Bearer ${token}` },
       body: { name: "Kept", enterprise: true },

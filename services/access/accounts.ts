@@ -7,6 +7,11 @@ import { hashSecret, plausibleSecret, randomToken } from "../../infra/secrets.ts
 import { type AuditContext, recordAudit } from "./audit.ts";
 import { assertPasswordRules, hashPassword, verifyPassword } from "./passwords.ts";
 import { actorOf } from "./principal.ts";
+import {
+  admitPasswordAttempt,
+  forgetPasswordFailure,
+  passwordRateLimited,
+} from "./password_limit.ts";
 
 export const SETUP_LINK_MS = 7 * 24 * 60 * 60_000;
 
@@ -201,16 +206,22 @@ export async function findAccountByEmail(db: Db, email: string): Promise<Account
 
 /**
  * Changes a signed-in person's password, given the current one. Their other sessions end (the one
- * in use, `keepSessionToken`, stays): a password changed because it leaked shuts the door.
+ * in use, `keepSessionToken`, stays): a password changed because it leaked shuts the door. A
+ * wrong current password counts as a failed sign-in, under the same limits per address and per
+ * account (password_limit.ts): a stolen session cannot be used to guess the password.
  */
 export async function changePassword(
   sql: Sql,
   clock: Clock,
   account: { id: number; name: string; email: string },
-  input: { current: string; next: string; keepSessionToken: string },
+  input: { current: string; next: string; keepSessionToken: string; address: string },
   requestId: string | null,
 ): Promise<void> {
   assertPasswordRules(input.next, "new password");
+  const now = clock.now();
+  const attempt = { address: input.address, email: account.email };
+  const limited = await sql.begin((tx) => admitPasswordAttempt(tx, attempt, now));
+  if (limited) throw passwordRateLimited(limited);
   const [row] = await sql<{ password_hash: string | null }[]>`
     select password_hash from accounts where id = ${account.id}
   `;
@@ -221,6 +232,7 @@ export async function changePassword(
   }
   const passwordHash = await hashPassword(input.next);
   await sql.begin(async (tx) => {
+    await forgetPasswordFailure(tx, attempt, now);
     await tx`update accounts set password_hash = ${passwordHash} where id = ${account.id}`;
     await tx`
       delete from dashboard_sessions

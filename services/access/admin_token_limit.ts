@@ -1,20 +1,19 @@
 // The one check of the admin token, whichever door it comes through (the REST admin API's
-// bearer token, the dashboard's sign-in form), under one limit on wrong guesses. Failures are
-// rows in PostgreSQL (admin_token_failures) counted over a sliding window, so the limit holds
-// however many instances serve the requests.
+// bearer token, the dashboard's sign-in form), under one limit on wrong guesses per client
+// address. Failures are rows in PostgreSQL (admin_token_failures) counted over a sliding window,
+// so the limit holds however many instances serve the requests.
 //
-// Two counts, both over the last 15 minutes:
-// - per client address (an IPv6 address counts as its /64, the block one subscriber usually
-//   holds): 10 failures, then that address is refused. One attacker cannot lock the real admin
-//   out, who signs in or calls from another address.
-// - for the whole instance: 100 failures from any addresses, then every attempt is refused. This
-//   caps the guesses of an attacker who spreads them over many addresses; locking everyone out
-//   this way takes at least ten addresses acting together, and even then dashboard sessions
-//   already open keep working (they are not admin-token checks) and the admin CLI does not
-//   pass through here. The ceiling lifts as the failures leave the window.
+// Per client address (an IPv6 address counts as its /64, the block one subscriber usually
+// holds): 10 wrong tokens in 15 minutes, then that address is refused until its oldest failure
+// leaves the window. There is no ceiling for the whole instance: one would let anyone with a few
+// addresses lock the instance admin out. What keeps guessing hopeless is the token's strength
+// (config.ts, adminTokenWeakness: a new instance refuses a weak ADMIN_TOKEN and a generated one
+// carries 256 bits): even a botnet of a million addresses, or a holder of a /48 (65,536 /64s),
+// gets about 10^12 guesses a year at this limit, against at least 2^128 tokens. The limit keeps
+// one address from hammering the door, and slows guessing at a weak token kept by an instance set
+// up before the rule; it is not what protects a strong token.
 // Only a presented token that is wrong counts: a request without one, or with one longer than
-// any admin token can be, guesses nothing (scanners probing the admin routes bare do not use up
-// the instance's allowance), and a right one is never counted.
+// any admin token can be, guesses nothing, and a right one is never counted.
 import ipaddr from "ipaddr.js";
 import type { Db, Sql } from "../../db/connect.ts";
 import type { Clock } from "../../infra/clock.ts";
@@ -23,12 +22,9 @@ import { plausibleSecret, secretMatches } from "../../infra/secrets.ts";
 
 /** Wrong tokens one address may present in the window before every attempt it makes is refused. */
 export const ADMIN_TOKEN_MAX_FAILURES_PER_ADDRESS = 10;
-/** Wrong tokens from all addresses together in the window before every attempt is refused. */
-export const ADMIN_TOKEN_MAX_FAILURES = 100;
 export const ADMIN_TOKEN_WINDOW_MS = 15 * 60_000;
-// pg_advisory_xact_lock(int, int) keys of the one lock every check takes.
+// The first key of pg_advisory_xact_lock(int, int); the second is a hash of the address.
 const LOCK_NAMESPACE = 4_242_013;
-const LOCK_KEY = 0;
 const PRUNE_BATCH = 100;
 
 export interface AdminTokenAttempt {
@@ -39,8 +35,8 @@ export interface AdminTokenAttempt {
 }
 
 /**
- * Resolves when `attempt` carries the admin token and neither its address nor the instance is
- * limited. Throws ApiError `rate_limited` (with retryAfter) when limited, whatever the token,
+ * Resolves when `attempt` carries the admin token and its address is not limited. Throws
+ * ApiError `rate_limited` (with retryAfter) when the address is limited, whatever the token,
  * the right one included; `unauthorized` when the token is missing or wrong, counting a wrong
  * one. A refused or limited attempt changes nothing but the failure it records.
  */
@@ -57,10 +53,10 @@ export async function checkAdminToken(
   const now = clock.now();
   // The outcome is returned, not thrown, from the transaction: a failure must be committed.
   const outcome = await sql.begin(async (tx) => {
-    // Check, compare and record under one lock shared by every instance: parallel guesses
-    // cannot all slip under a limit, and a limited attempt's answer (taken before the token is
-    // compared) cannot tell by its timing whether the token was right.
-    await tx`select pg_advisory_xact_lock(${LOCK_NAMESPACE}::int, ${LOCK_KEY}::int)`;
+    // Check, compare and record under the address's lock, shared by every instance: parallel
+    // guesses cannot all slip under the limit, and a limited attempt's answer (taken before the
+    // token is compared) cannot tell by its timing whether the token was right.
+    await tx`select pg_advisory_xact_lock(${LOCK_NAMESPACE}::int, hashtext(${address}))`;
     const retryAfter = await limitedFor(tx, address, now);
     if (retryAfter) return retryAfter;
     if (secretMatches(presented, adminTokenHash)) return "ok" as const;
@@ -71,10 +67,8 @@ export async function checkAdminToken(
   if (outcome === "wrong") throw unauthorized();
   throw new ApiError(
     "rate_limited",
-    outcome.scope === "address"
-      ? "too many wrong admin tokens from this address; wait before trying again"
-      : "too many wrong admin tokens on this instance; wait before trying again",
-    { retryAfter: outcome.seconds },
+    "too many wrong admin tokens from this address; wait before trying again",
+    { retryAfter: outcome },
   );
 }
 
@@ -94,32 +88,18 @@ export function limitKey(address: string): string {
   return `${new ipaddr.IPv6([...parts.slice(0, 4), 0, 0, 0, 0]).toString()}/64`;
 }
 
-/** When limited, which count and the seconds until one more attempt is allowed; else null. */
-async function limitedFor(
-  tx: Db,
-  address: string,
-  now: Date,
-): Promise<{ scope: "address" | "instance"; seconds: number } | null> {
+/** Seconds until the address may try again when it is limited; else 0. */
+async function limitedFor(tx: Db, address: string, now: Date): Promise<number> {
   const since = new Date(now.getTime() - ADMIN_TOKEN_WINDOW_MS);
-  // The MAX-th most recent failure in the window, per address and overall: while it exists the
-  // limit is reached, and its leaving the window frees one attempt.
-  const [row] = await tx<{ address_at: Date | null; instance_at: Date | null }[]>`
-    select
-      (select at from admin_token_failures
-       where address = ${address} and at > ${since}
-       order by at desc offset ${ADMIN_TOKEN_MAX_FAILURES_PER_ADDRESS - 1} limit 1) as address_at,
-      (select at from admin_token_failures
-       where at > ${since}
-       order by at desc offset ${ADMIN_TOKEN_MAX_FAILURES - 1} limit 1) as instance_at
+  // The MAX-th most recent failure in the window: while it exists the limit is reached, and its
+  // leaving the window frees one attempt.
+  const [row] = await tx<{ at: Date }[]>`
+    select at from admin_token_failures
+    where address = ${address} and at > ${since}
+    order by at desc offset ${ADMIN_TOKEN_MAX_FAILURES_PER_ADDRESS - 1} limit 1
   `;
-  const wait = (at: Date) =>
-    Math.max(1, Math.ceil((at.getTime() + ADMIN_TOKEN_WINDOW_MS - now.getTime()) / 1000));
-  const byAddress = row?.address_at ? wait(row.address_at) : 0;
-  const byInstance = row?.instance_at ? wait(row.instance_at) : 0;
-  if (byAddress === 0 && byInstance === 0) return null;
-  return byAddress >= byInstance
-    ? { scope: "address", seconds: byAddress }
-    : { scope: "instance", seconds: byInstance };
+  if (!row) return 0;
+  return Math.max(1, Math.ceil((row.at.getTime() + ADMIN_TOKEN_WINDOW_MS - now.getTime()) / 1000));
 }
 
 /**

@@ -25,7 +25,7 @@ export interface BearerDeps {
 /**
  * The principal behind `attempt` (the bearer presented, or null, and the client's address).
  * Throws 401 `unauthorized` (missing, wrong, revoked or expired) or 503 `rate_limited` (a wrong
- * admin token too often from this address or on this instance).
+ * admin token too often from this address).
  */
 export async function authenticateBearer(
   deps: BearerDeps,

@@ -19,11 +19,7 @@ import type { Logger } from "../../infra/log.ts";
 import { limitKey } from "./admin_token_limit.ts";
 import { hashSecret, randomToken } from "../../infra/secrets.ts";
 import { type Session, startAccountSession } from "./sessions.ts";
-import {
-  forgetPasswordFailure,
-  passwordRetryAfter,
-  recordPasswordFailure,
-} from "./password_limit.ts";
+import { admitPasswordAttempt, forgetPasswordFailure } from "./password_limit.ts";
 
 /** How long a person has at the provider before the login must start again. */
 export const LOGIN_TTL_MS = 10 * 60_000;
@@ -207,11 +203,11 @@ export async function finishOidcLogin(
   input: { key: string | undefined; query: string; address: string; requestId?: string },
 ): Promise<Session> {
   const now = clock.now();
-  const retryAfter = await sql.begin(async (tx) => {
-    const wait = await passwordRetryAfter(tx, input.address, now);
-    if (wait === 0) await recordPasswordFailure(tx, input.address, now);
-    return wait;
-  });
+  // Per address only: the provider proves who the person is, so an attacker filling an
+  // account's count of wrong passwords does not keep its person from signing in here.
+  const attempt = { address: input.address };
+  const limited = await sql.begin((tx) => admitPasswordAttempt(tx, attempt, now));
+  const retryAfter = limited?.seconds ?? 0;
   const refuse = (reason: OidcRefusal, fields: Record<string, unknown> = {}) => {
     logger.info("oidc sign-in refused", { request_id: input.requestId, reason, ...fields });
     return new OidcRefused(reason, reason === "rate_limited" ? retryAfter : undefined);
@@ -247,7 +243,7 @@ export async function finishOidcLogin(
     }
   } catch (err) {
     if (err instanceof oidc.AuthorizationResponseError) {
-      await sql.begin((tx) => forgetPasswordFailure(tx, input.address, now));
+      await sql.begin((tx) => forgetPasswordFailure(tx, attempt, now));
       // The provider's error code (access_denied, login_required…): a word, or left out, since
       // anyone can write anything into a callback's query.
       const code = /^[a-z_]{1,40}$/.test(err.error) ? err.error : "other";
@@ -263,7 +259,7 @@ export async function finishOidcLogin(
     select id, name, email from accounts where lower(email) = lower(${email})
   `;
   if (!account) throw refuse("unknown");
-  await sql.begin((tx) => forgetPasswordFailure(tx, input.address, now));
+  await sql.begin((tx) => forgetPasswordFailure(tx, attempt, now));
   logger.info("oidc sign-in", { request_id: input.requestId, account_id: account.id });
   return await startAccountSession(sql, clock, account);
 }

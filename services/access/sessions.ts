@@ -1,7 +1,10 @@
 // Dashboard sessions: a random cookie value whose SHA-256 is the row's key in dashboard_sessions
-// (so a database leak yields no usable session), expired after 12 hours without a request, as
-// the clock tells. Kept in PostgreSQL, a session works on every instance. A session is the
-// instance admin's (signed in with the admin token) or a person's (email and password).
+// (so a database leak yields no usable session), expired after 12 hours without a request and,
+// however busy, at an absolute lifetime after sign-in (DASHBOARD_SESSION_MAX_DAYS, 7 days by
+// default), as the clock tells. Kept in PostgreSQL, a session works on every instance. A session
+// is the instance admin's (signed in with the admin token) or a person's (email and password,
+// OIDC, a setup link). The instance admin's carries a fingerprint of the admin token that made
+// it: when ADMIN_TOKEN changes, every such session ends on its next request, on every instance.
 import { createHmac, timingSafeEqual } from "node:crypto";
 import type { Db, Sql } from "../../db/connect.ts";
 import { verifyPassword } from "./passwords.ts";
@@ -11,13 +14,42 @@ import type { Clock } from "../../infra/clock.ts";
 import { checkAdminToken } from "./admin_token_limit.ts";
 import { ApiError } from "../errors.ts";
 import {
+  admitPasswordAttempt,
   forgetPasswordFailure,
-  passwordRetryAfter,
-  recordPasswordFailure,
+  passwordRateLimited,
 } from "./password_limit.ts";
 import { hashSecret, randomToken } from "../../infra/secrets.ts";
 
 export const SESSION_IDLE_MS = 12 * 60 * 60_000;
+
+/** What checking a session needs beside the database: the clock, the token, the lifetime. */
+export interface SessionDeps {
+  sql: Sql;
+  clock: Clock;
+  /** SHA-256 digest of the instance's current admin token. */
+  adminTokenHash: string;
+  config: { dashboardSessionMaxDays: number };
+}
+
+/**
+ * What an admin-token session stores of the token that made it: derived from the token's digest
+ * for this one use, so the sessions table holds nothing an admin-token check would accept.
+ */
+function adminTokenFingerprint(adminTokenHash: string): string {
+  return createHmac("sha256", adminTokenHash).update("dashboard-session").digest("base64url");
+}
+
+/** The conditions under which a row of dashboard_sessions stands at `now`. */
+function standing(deps: SessionDeps, now: Date) {
+  const { sql } = deps;
+  const idleSince = new Date(now.getTime() - SESSION_IDLE_MS);
+  const bornSince = new Date(now.getTime() - deps.config.dashboardSessionMaxDays * 86_400_000);
+  return sql`
+    last_seen_at > ${idleSince} and created_at > ${bornSince}
+    and (account_id is not null
+      or admin_token_fingerprint = ${adminTokenFingerprint(deps.adminTokenHash)})
+  `;
+}
 
 /**
  * The session's cookie: set for the dashboard's pages and for /graphql (a member's session
@@ -54,7 +86,8 @@ export async function signIn(
     address: input.address,
   });
   const now = clock.now();
-  const token = await sql.begin((tx) => insertSession(tx, now, null));
+  const fingerprint = adminTokenFingerprint(input.adminTokenHash);
+  const token = await sql.begin((tx) => insertSession(tx, now, null, fingerprint));
   return sessionOf(token, ADMIN_TOKEN_PRINCIPAL);
 }
 
@@ -62,11 +95,21 @@ function sessionOf(token: string, principal: Principal): Session {
   return { token, csrfToken: csrfTokenFor(token), principal };
 }
 
-/** A new session's cookie value; its row is written with `tx`. */
-async function insertSession(tx: Db, now: Date, accountId: number | null): Promise<string> {
+/**
+ * A new session's cookie value; its row is written with `tx`. An account's session has its id,
+ * the instance admin's the fingerprint of the admin token it signed in with.
+ */
+async function insertSession(
+  tx: Db,
+  now: Date,
+  accountId: number | null,
+  fingerprint: string | null = null,
+): Promise<string> {
   const token = randomToken(32);
   // Expired sessions go when someone signs in, a bounded batch at a time: each sign-in adds
-  // one session and removes up to a hundred dead ones, so no background job is needed.
+  // one session and removes up to a hundred dead ones, so no background job is needed. A
+  // session past its lifetime or its admin token is refused, so it stops being seen and goes
+  // 12 hours later with the idle ones.
   await tx`
     delete from dashboard_sessions
     where token_hash = any(array(
@@ -76,8 +119,9 @@ async function insertSession(tx: Db, now: Date, accountId: number | null): Promi
     ))
   `;
   await tx`
-    insert into dashboard_sessions (token_hash, created_at, last_seen_at, account_id)
-    values (${hashSecret(token)}, ${now}, ${now}, ${accountId})
+    insert into dashboard_sessions
+      (token_hash, created_at, last_seen_at, account_id, admin_token_fingerprint)
+    values (${hashSecret(token)}, ${now}, ${now}, ${accountId}, ${fingerprint})
   `;
   return token;
 }
@@ -97,9 +141,10 @@ const accountPrincipal = (a: { id: number; name: string; email: string }): Princ
 });
 
 /**
- * Signs a person in with their email and password from `address`. The attempt counts as a
- * failure before the (slow, memory-hard) check and is taken back when it succeeds: parallel
- * guesses cannot slip past the limit while their hashes are computed.
+ * Signs a person in with their email and password from `address`, under the limits per address
+ * and per account (services/access/password_limit.ts). The attempt counts as a failure before
+ * the (slow, memory-hard) check and is taken back when it succeeds: parallel guesses cannot slip
+ * past the limit while their hashes are computed.
  */
 export async function signInWithPassword(
   sql: Sql,
@@ -107,19 +152,10 @@ export async function signInWithPassword(
   input: { email: string; password: string; address: string },
 ): Promise<Session> {
   const now = clock.now();
-  const retryAfter = await sql.begin(async (tx) => {
-    const wait = await passwordRetryAfter(tx, input.address, now);
-    if (wait === 0) await recordPasswordFailure(tx, input.address, now);
-    return wait;
-  });
-  if (retryAfter > 0) {
-    throw new ApiError(
-      "rate_limited",
-      "too many failed sign-ins from this address; wait before trying again",
-      { retryAfter },
-    );
-  }
   const email = input.email.trim();
+  const attempt = { address: input.address, email };
+  const limited = await sql.begin((tx) => admitPasswordAttempt(tx, attempt, now));
+  if (limited) throw passwordRateLimited(limited);
   const [account] = email.length === 0 || email.length > 320 ? [] : await sql<AccountRow[]>`
     select id, name, email, password_hash from accounts where lower(email) = lower(${email})
   `;
@@ -128,7 +164,7 @@ export async function signInWithPassword(
     throw new ApiError("unauthorized", "that email and password do not match an account");
   }
   const token = await sql.begin(async (tx) => {
-    await forgetPasswordFailure(tx, input.address, now);
+    await forgetPasswordFailure(tx, attempt, now);
     return await insertSession(tx, now, account.id);
   });
   return sessionOf(token, accountPrincipal(account));
@@ -145,27 +181,32 @@ export async function startAccountSession(
 }
 
 /**
- * The session behind a cookie value, or null when it is unknown, forged or idle for 12 hours.
- * A live session's idle clock restarts here, in the same statement.
+ * The session behind a cookie value, or null when it is unknown, forged, idle for 12 hours, past
+ * its lifetime, or the instance admin's made with another admin token than today's. A live
+ * session's idle clock restarts here, in the same statement.
  */
 export async function resumeSession(
-  sql: Sql,
-  clock: Clock,
+  deps: SessionDeps,
   token: string | undefined,
 ): Promise<Session | null> {
   if (!token || !/^[A-Za-z0-9_-]{43}$/.test(token)) return null;
-  const now = clock.now();
+  const { sql } = deps;
+  const now = deps.clock.now();
   // A removed account's sessions are gone with it (on delete cascade).
   const [row] = await sql<{ account_id: number | null; name: string; email: string }[]>`
     with s as (
       update dashboard_sessions set last_seen_at = ${now}
-      where token_hash = ${hashSecret(token)}
-        and last_seen_at > ${new Date(now.getTime() - SESSION_IDLE_MS)}
+      where token_hash = ${hashSecret(token)} and ${standing(deps, now)}
       returning account_id
     )
     select s.account_id, a.name, a.email from s left join accounts a on a.id = s.account_id
   `;
-  if (!row) return null;
+  if (!row) {
+    // An ended session is removed at once: one of a replaced admin token then stays ended even
+    // should that token come back.
+    await sql`delete from dashboard_sessions where token_hash = ${hashSecret(token)}`;
+    return null;
+  }
   return sessionOf(
     token,
     row.account_id === null
@@ -175,15 +216,14 @@ export async function resumeSession(
 }
 
 /**
- * Whether a session still stands (not signed out, not idle for 12 hours), without restarting its
- * idle clock: an open live page is not activity that keeps a session alive.
+ * Whether a session still stands (as resumeSession decides), without restarting its idle clock:
+ * an open live page is not activity that keeps a session alive.
  */
-export async function sessionStands(sql: Sql, clock: Clock, token: string): Promise<boolean> {
-  const now = clock.now();
-  const [row] = await sql`
+export async function sessionStands(deps: SessionDeps, token: string): Promise<boolean> {
+  const now = deps.clock.now();
+  const [row] = await deps.sql`
     select 1 from dashboard_sessions
-    where token_hash = ${hashSecret(token)}
-      and last_seen_at > ${new Date(now.getTime() - SESSION_IDLE_MS)}
+    where token_hash = ${hashSecret(token)} and ${standing(deps, now)}
   `;
   return row !== undefined;
 }

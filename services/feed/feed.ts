@@ -1,6 +1,5 @@
 // Reading the captured event feed: one page after a cursor, for REST and GraphQL alike.
 import type { Config } from "../../config.ts";
-import { onCitus } from "../../db/cluster.ts";
 import type { Db, Sql } from "../../db/connect.ts";
 import type { Clock } from "../../infra/clock.ts";
 import { ApiError } from "../errors.ts";
@@ -16,6 +15,7 @@ import {
   withinPage,
 } from "./cursor.ts";
 import { feedRetentionCutoff } from "./retention.ts";
+import { pinsPagePlan, planUnfilteredPageOnce } from "./page_plan.ts";
 import { parseEnvironmentId } from "../projects/projects.ts";
 import { countFeedPage } from "../monitoring/metrics.ts";
 
@@ -28,33 +28,7 @@ export const DEFAULT_FEED_LIMIT = 100;
 export const HORIZON_WAIT_MS = 1_000;
 export const MAX_FEED_LIMIT = 1000;
 
-/**
- * Sent in a transaction before an unfiltered page is read (and after any statement whose plan
- * depends on its parameters' values, such as drop accounting): the page is then planned once
- * per connection, not at every call. PostgreSQL otherwise replans it every time (custom plans
- * over every daily partition, twice), which costs it more CPU than the page's execution
- * (docs/SCALING.md, "Feed page"). The unfiltered page has one right plan, whatever the statistics say: walk
- * the position index of each partition from the cursor and merge. The other settings keep the
- * cached plan on it: a plan made while a day's partition is still empty and unanalysed would
- * otherwise scan and sort that partition for as long as the plan lives, several times slower
- * than the walk. A filtered page merges per-type walks under a final sort, and is left
- * to the planner at every call.
- *
- * Not on Citus: these settings are the coordinator's (Citus does not pass them on), where the
- * shard's query is planned by the worker anyway, and a forced generic plan is what Citus cannot
- * make of the page (its router planner needs the parameters' values: "could not create
- * distributed plan", every time a transaction read a second page) nor of `select
- * feed_horizon($1)` (run on the coordinator, not delegated to the feed's worker: the wrong
- * horizon). Under the default mode Citus makes its generic plans too costly to be chosen.
- */
-export function planUnfilteredPageOnce(db: Db, eventTypes: readonly string[]) {
-  return eventTypes.length > 0 || onCitus() ? Promise.resolve([]) : db`
-    select set_config('plan_cache_mode', 'force_generic_plan', true),
-      set_config('enable_seqscan', 'off', true),
-      set_config('enable_bitmapscan', 'off', true),
-      set_config('enable_sort', 'off', true)
-  `;
-}
+export { planUnfilteredPageOnce } from "./page_plan.ts";
 
 const KNOWN_TYPES: ReadonlySet<string> = new Set(FEED_EVENT_TYPES);
 
@@ -155,12 +129,10 @@ export async function readFeedPage(
 }
 
 /**
- * readFeedPage's transaction: the admission, then (for the live tail) `admit`, the page's plan
- * settings and the page. Without `admit` the three statements go out together: postgres.js
- * pipelines the queries of a transaction made before any is awaited. A refused admission aborts
- * the transaction, so the statements after it fail unread and the transaction rolls back.
+ * readFeedPage's transaction: the admission, then (for the live tail) `admit`, then the page.
+ * Without `admit`, one round trip (readInOneTrip).
  */
-async function admitAndRead(
+function admitAndRead(
   sql: Sql,
   secret: string,
   admission: FeedReadAdmission,
@@ -168,22 +140,66 @@ async function admitAndRead(
   query: FeedQuery | null,
   invalid: ApiError | null,
 ): Promise<FeedPage> {
-  return await sql.begin(async (tx) => {
-    const reader = admitFeedRead(tx, admission);
-    if (admit) await admit(tx, await reader);
-    if (!query) {
-      await reader;
-      throw invalid!;
-    }
-    const page = Promise.all([
-      planUnfilteredPageOnce(tx, query.eventTypes),
-      selectPage(tx, secret, parseEnvironmentId(admission.projectId)!, query, admission.now),
+  if (!admit) return readInOneTrip(sql, secret, admission, query, invalid);
+  return sql.begin(async (tx) => {
+    await admit(tx, await admitFeedRead(tx, admission));
+    if (!query) throw invalid!;
+    // Each sent at its call, so the settings before the page.
+    const plan = planUnfilteredPageOnce(tx, query.eventTypes)?.execute();
+    const [, page] = await Promise.all([
+      plan,
+      selectPage(tx, secret, parseEnvironmentId(admission.projectId)!, query, admission.now, true),
     ]);
-    // The admission's refusal first: the statements after it failed only because it did.
-    page.catch(() => {});
-    await reader;
-    return (await page)[1];
+    return page;
   });
+}
+
+/**
+ * readFeedPage's statements in one write on a reserved connection: BEGIN, the admission (which
+ * also sets the page's plan settings, services/feed/page_plan.ts), the page and COMMIT. A
+ * refused admission aborts the transaction, so the page after it fails unread and the COMMIT
+ * rolls back. BEGIN through postgres.js's sql.begin would be a round trip of its own, which
+ * cost each page a write, a read and a wakeup of the server's process.
+ */
+async function readInOneTrip(
+  sql: Sql,
+  secret: string,
+  admission: FeedReadAdmission,
+  query: FeedQuery | null,
+  invalid: ApiError | null,
+): Promise<FeedPage> {
+  const conn = await sql.reserve();
+  let ended = false;
+  try {
+    // postgres.js sends a query in the order something first waits on it (or it is executed),
+    // one microtask later: each is waited on as it is made, and selectPage's statement is sent
+    // at its call, so they go out in this order.
+    const sent: Promise<unknown>[] = [];
+    const send = <T>(q: Promise<T>): Promise<T> => {
+      q.catch(() => {});
+      sent.push(q);
+      return q;
+    };
+    send(conn`begin`);
+    const pinPagePlan = query !== null && pinsPagePlan(query.eventTypes);
+    const reader = send(admitFeedRead(conn, { ...admission, pinPagePlan }));
+    const environmentId = parseEnvironmentId(admission.projectId)!;
+    const page = query
+      ? send(selectPage(conn, secret, environmentId, query, admission.now, true))
+      : null;
+    send(conn`commit`);
+    ended = true;
+    const settled = await Promise.allSettled(sent);
+    // The admission's refusal first: the statements after it failed only because it did.
+    const failed = settled.find((r): r is PromiseRejectedResult => r.status === "rejected");
+    if (failed) throw (await reader.then(() => failed.reason, (refusal) => refusal));
+    if (!page) throw invalid!;
+    return await page;
+  } finally {
+    // A transaction left open by a throw before its COMMIT was sent is rolled back here.
+    if (!ended) await conn`rollback`.catch(() => {});
+    conn.release();
+  }
 }
 
 /**
@@ -312,15 +328,22 @@ async function selectPage(
   environmentId: number,
   query: FeedQuery,
   now: Date,
+  sendAtCall = false,
 ): Promise<FeedPage> {
   const afterEpoch = query.after?.epoch ?? null;
   const after = query.after ?? FEED_START;
-  const found = await selectEnvironmentPage(tx, environmentId, {
-    after,
-    afterEpoch,
-    eventTypes: query.eventTypes,
-    limit: query.limit,
-  }, now);
+  const found = await selectEnvironmentPage(
+    tx,
+    environmentId,
+    {
+      after,
+      afterEpoch,
+      eventTypes: query.eventTypes,
+      limit: query.limit,
+    },
+    now,
+    sendAtCall,
+  );
   const epoch = found.epoch;
   const from = afterEpoch === epoch ? after : FEED_START;
   const events = found.events;
@@ -404,6 +427,7 @@ export async function selectEnvironmentPage(
   environmentId: number,
   query: EnvironmentPageQuery,
   now: Date,
+  sendAtCall = false,
 ): Promise<EnvironmentPage> {
   // One statement, so one snapshot for the capture epoch, the horizon and the events. An empty
   // page still yields one row, carrying the epoch and the horizon.
@@ -434,18 +458,20 @@ export async function selectEnvironmentPage(
     offset 0
   `;
   // The head once, in a row of its own (no position), then the events without it: not the
-  // epoch, horizon and pending check again on each of a thousand rows.
+  // epoch, horizon and pending check again on each of a thousand rows. The positions go out
+  // as bigint, which the driver hands over as strings anyway: a `::text` cast on each row's
+  // two cost PostgreSQL 1.3 ms of CPU a 1,000-event page, half as much as the rest of it.
   const headRow = db`
-    select e.epoch, e.horizon::text, e.pending::text, null::text as xid, null::text as seq,
+    select e.epoch, e.horizon::text, e.pending::text, null::bigint as xid, null::bigint as seq,
       null::text as body, null::int as link_id
     from e
     union all
   `;
-  const found = types.length === 0
-    ? await db<PageRow[]>`
+  const page = types.length === 0
+    ? db<PageRow[]>`
       with e as materialized (${head})
       ${headRow}
-      select null, null, null, page.xid::text, page.seq::text, page.body, page.link_id
+      select null, null, null, page.xid, page.seq, page.body, page.link_id
       from e cross join lateral (
         select xid, seq, body, link_id from feed_events
         where environment_id = ${environmentId}
@@ -456,10 +482,10 @@ export async function selectEnvironmentPage(
         limit ${take}
       ) page
     `
-    : await db<PageRow[]>`
+    : db<PageRow[]>`
       with e as materialized (${head})
       ${headRow}
-      select null, null, null, page.xid::text, page.seq::text, page.body, page.link_id
+      select null, null, null, page.xid, page.seq, page.body, page.link_id
       from e cross join lateral (
         select typed.xid, typed.seq, typed.body, typed.link_id
         from unnest(${types}::text[]) as t(type)
@@ -476,6 +502,10 @@ export async function selectEnvironmentPage(
         limit ${take}
       ) page
     `;
+  // postgres.js sends a statement once it is first awaited, a microtask or two later; with
+  // `sendAtCall` it goes now, so that a statement the caller makes after this call (a
+  // transaction's COMMIT) goes out after it.
+  const found = await (sendAtCall ? page.execute() : page);
   // The head row is the one without a position; the events come in the page's order.
   let first: PageRow | undefined;
   const events: FeedPageEvent[] = [];

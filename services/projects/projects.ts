@@ -312,3 +312,15 @@ export async function listProjects(
   `;
   return rows.map(toProject);
 }
+
+/**
+ * Whether `domain` is the link domain of some project: what a reverse proxy asks before it
+ * obtains a certificate for a host on demand (rest/internal.ts, /internal/tls/allowed). Link
+ * domains are stored lower-case without a trailing dot; `domain` is compared the same way.
+ */
+export async function isLinkDomain(db: Db, domain: string): Promise<boolean> {
+  const name = domain.trim().toLowerCase().replace(/\.$/, "");
+  if (name === "" || name.length > 253) return false;
+  const rows = await db`select 1 from projects where link_domain = ${name} limit 1`;
+  return rows.length > 0;
+}

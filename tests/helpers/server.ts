@@ -15,7 +15,7 @@ import { LiveTails } from "../../services/feed/live_tail.ts";
 import { createTestDatabase, type TestDatabase } from "./database.ts";
 import { OpenApiConformance } from "./openapi_conformance.ts";
 
-export const ADMIN_TOKEN = "test-admin-token-0123456789";
+export const ADMIN_TOKEN = "test-admin-token-0123456789abcdefgh";
 export const CURSOR_SECRET = "test-cursor-secret-0123456789abcdefghij";
 export const LINK_BASE_URL = "https://lnk.example.test";
 
