@@ -526,8 +526,11 @@ export function RemoveMemberPage(props: { session: Session; project: Project; me
         <h1>Remove {m.name} from {props.project.name}?</h1>
         <p>
           <strong>{m.email}</strong> ({m.role}){" "}
-          loses this project at their next request, on every instance, and the API keys they created
-          for it are revoked. Their account stays; add them again to give access back.
+          loses this project at their next request, on every instance, and their API keys for it
+          (those they made and those made by their keys) are revoked. The feed tokens and
+          destinations they set up keep working: the lists say whose each is, so revoke or replace
+          those the project no longer wants. Their account stays; add them again to give access
+          back.
         </p>
         <div class="actions">
           <form method="post" action={`${base}/${m.account_id}/remove`}>

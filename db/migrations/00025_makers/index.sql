@@ -46,40 +46,42 @@ where a.action = 'api_key.create' and a.target_type = 'api_key' and a.target_id 
 -- A key its person made, even without an entry: created_by_account_id said so (the account is
 -- gone when it is null, and the key was revoked with it).
 update api_keys k set made_by_type = 'account', made_by_id = k.created_by_account_id,
-  made_by_name = (select name from accounts where id = k.created_by_account_id)
-where k.made_by_type is null and k.created_by_account_id is not null;
+  made_by_name = a.name
+from accounts a
+where k.made_by_type is null and a.id = k.created_by_account_id;
 
-with recursive chain (key_id, maker_type, maker_id, depth) as (
-  select id, made_by_type, made_by_id, 0 from api_keys where made_by_type is not null
-  union all
-  select c.key_id, p.made_by_type, p.made_by_id, c.depth + 1
-  from chain c join api_keys p on p.id = c.maker_id
-  where c.maker_type = 'api_key' and p.made_by_type is not null and c.depth < 1000
-), root as (
-  select distinct on (key_id) key_id, maker_type, maker_id
-  from chain order by key_id, depth desc
-)
-update api_keys k set
-  owner_type = case when r.maker_type in ('account', 'admin_token') then r.maker_type end,
-  created_by_account_id = case when r.maker_type = 'account'
-    then (select id from accounts where id = r.maker_id) end
-from root r
-where r.key_id = k.id;
+-- Owners: a key made by a person or the admin token is theirs (created_by_account_id already
+-- names the person, null once their account was removed); a key made by a key is its maker's
+-- owner's, resolved a level of the chain at a time. Plain statements, no recursive or
+-- data-modifying CTE, so that Citus runs them on its reference tables as PostgreSQL does.
+update api_keys set owner_type = made_by_type where made_by_type in ('account', 'admin_token');
+do $$
+begin
+  loop
+    update api_keys k set owner_type = p.owner_type,
+      created_by_account_id = p.created_by_account_id
+    from api_keys p
+    where k.made_by_type = 'api_key' and k.owner_type is null and p.id = k.made_by_id
+      and p.owner_type is not null;
+    exit when not found;
+  end loop;
+end
+$$;
 
 -- The safe rule for what cannot be traced: a key whose chain does not end at a person or the
 -- admin token, or ends at a person whose account is gone, is revoked now (its maker, or their
 -- maker, left or is unknown), with an entry in the audit log. Make a new key to replace one.
-with gone as (
-  update api_keys set revoked_at = now()
-  where revoked_at is null
-    and (owner_type is null or (owner_type = 'account' and created_by_account_id is null))
-  returning id, environment_id
-)
 insert into audit_log (at, project_id, actor_type, actor_id, actor_name, action, target_type,
   target_id, detail, request_id)
 select now(), e.project_id, 'admin_token', null, 'upgrade (migration 00025)', 'api_key.revoke',
-  'api_key', g.id::text, null, null
-from gone g join environments e on e.id = g.environment_id;
+  'api_key', k.id::text, null, null
+from api_keys k join environments e on e.id = k.environment_id
+where k.revoked_at is null
+  and (k.owner_type is null or (k.owner_type = 'account' and k.created_by_account_id is null))
+order by k.id;
+update api_keys set revoked_at = now()
+where revoked_at is null
+  and (owner_type is null or (owner_type = 'account' and created_by_account_id is null));
 
 -- Feed tokens and destinations: their makers from the same entries; the owner of one made by a
 -- key is that key's owner. One made before the audit log (00014) keeps an unknown maker, and is
