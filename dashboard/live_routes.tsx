@@ -14,7 +14,7 @@ import { LivePage } from "./pages/live.tsx";
 import type { DashboardEnv } from "./security.ts";
 
 export function livePages(app: Hono<DashboardEnv>, deps: AppDeps, kit: PageKit): void {
-  const { sql, clock } = deps;
+  const { sql } = deps;
   const { page, loadEnv } = kit;
   const liveTails = deps.liveTails ?? new LiveTails(deps, { wakeup: null });
 
