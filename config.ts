@@ -38,6 +38,17 @@ export interface Config {
    * runs, and automatic persisted queries register them.
    */
   graphqlTrustedDocuments: ReadonlyMap<string, string> | null;
+  /** Bounds on GraphQL's WebSockets (graphql/websocket.ts), which anyone may open. */
+  graphqlWebSockets: {
+    /** Open sockets on this instance at most; one more is refused (503) before the upgrade. */
+    maxConnections: number;
+    /** Open sockets from one client address (an IPv6 one by its /64) on this instance at most. */
+    maxPerAddress: number;
+    /** A socket that has not sent connection_init within this many ms is closed (4408). */
+    initTimeoutMs: number;
+    /** A socket with no subscription for this many ms is closed (1000). */
+    idleTimeoutMs: number;
+  };
   /** Push destinations may be loopback, private or link-local addresses (tests, closed networks). */
   destinationsAllowPrivate: boolean;
   /**
@@ -140,6 +151,24 @@ const envSchema = z.object({
     z.enum(["true", "false"], { error: "must be true or false" }).default("true"),
   ),
   GRAPHQL_TRUSTED_DOCUMENTS: z.preprocess(blankToUndefined, z.string().optional()),
+  GRAPHQL_WS_MAX_CONNECTIONS: z.preprocess(
+    blankToUndefined,
+    wholeNumber("must be a whole number of sockets from 1 to 1000000", 1, 1_000_000).default(
+      2_000,
+    ),
+  ),
+  GRAPHQL_WS_MAX_PER_ADDRESS: z.preprocess(
+    blankToUndefined,
+    wholeNumber("must be a whole number of sockets from 1 to 1000000", 1, 1_000_000).default(50),
+  ),
+  GRAPHQL_WS_INIT_TIMEOUT_MS: z.preprocess(
+    blankToUndefined,
+    wholeNumber("must be milliseconds from 100 to 600000", 100, 600_000).default(10_000),
+  ),
+  GRAPHQL_WS_IDLE_TIMEOUT_MS: z.preprocess(
+    blankToUndefined,
+    wholeNumber("must be milliseconds from 100 to 3600000", 100, 3_600_000).default(60_000),
+  ),
   DESTINATIONS_ALLOW_PRIVATE: z.preprocess(
     blankToUndefined,
     z.enum(["true", "false"], { error: "must be true or false" }).default("false"),
@@ -229,6 +258,12 @@ export function resolveConfig(
     graphqlTrustedDocuments: e.GRAPHQL_TRUSTED_DOCUMENTS === undefined
       ? null
       : readTrustedDocuments(e.GRAPHQL_TRUSTED_DOCUMENTS),
+    graphqlWebSockets: {
+      maxConnections: e.GRAPHQL_WS_MAX_CONNECTIONS,
+      maxPerAddress: e.GRAPHQL_WS_MAX_PER_ADDRESS,
+      initTimeoutMs: e.GRAPHQL_WS_INIT_TIMEOUT_MS,
+      idleTimeoutMs: e.GRAPHQL_WS_IDLE_TIMEOUT_MS,
+    },
     destinationsAllowPrivate: e.DESTINATIONS_ALLOW_PRIVATE === "true",
     trustProxy: e.TRUST_PROXY === "true",
     defaultHostAppsProject: e.DEFAULT_HOST_APPS_PROJECT ?? null,

@@ -5,6 +5,7 @@
 import type { Context, Hono } from "hono";
 import { getCookie } from "hono/cookie";
 import { clientAddress } from "../inputs/headers.ts";
+import { DEVICE_COOKIE, verifiedDevice } from "../services/access/devices.ts";
 import { createApiKeyBody } from "../inputs/access.ts";
 import {
   changePassword,
@@ -416,6 +417,12 @@ export function accessPages(
         next: formText(form, "password"),
         keepSessionToken: getCookie(c, SESSION_COOKIE) ?? "",
         address: clientAddress(c, config.trustProxy),
+        device: verifiedDevice(
+          deps.cursorSecret,
+          getCookie(c, DEVICE_COOKIE),
+          principal.email,
+          clock.now(),
+        ),
       }, c.env.requestId);
     } catch (err) {
       if (err instanceof ApiError && err.code === "invalid_field") {

@@ -14,6 +14,7 @@ import {
   PERMISSIONS,
   roleAtLeast,
 } from "../services/access/permissions.ts";
+import { DEVICE_COOKIE, DEVICE_COOKIE_MS } from "../services/access/devices.ts";
 import { routeAccess } from "../services/access/routes.ts";
 import type { AppDeps } from "../services/deps.ts";
 import type { Clock } from "../infra/clock.ts";
@@ -81,6 +82,20 @@ export function setSessionCookie(c: Context, token: string, config: Config): voi
       secure: isHttps(c, config),
     });
   }
+}
+
+/**
+ * Marks this browser as one the person signed in from (services/access/devices.ts): after the
+ * session cookie, for the dashboard's forms only.
+ */
+export function setDeviceCookie(c: Context, value: string, config: Config): void {
+  setCookie(c, DEVICE_COOKIE, value, {
+    path: BASE,
+    httpOnly: true,
+    sameSite: "Strict",
+    secure: isHttps(c, config),
+    maxAge: Math.floor(DEVICE_COOKIE_MS / 1000),
+  });
 }
 
 export function clearSessionCookie(c: Context, config: Config): void {

@@ -17,11 +17,13 @@ import {
 import type { AppDeps } from "../services/deps.ts";
 import { ApiError } from "../services/errors.ts";
 import {
+  type Session,
   signIn,
   signInWithPassword,
   signOut,
   startAccountSession,
 } from "../services/access/sessions.ts";
+import { DEVICE_COOKIE, deviceCookieFor, verifiedDevice } from "../services/access/devices.ts";
 import { formText } from "./forms.ts";
 import { page, sentence } from "./kit.tsx";
 import { ErrorPage } from "./pages/error.tsx";
@@ -34,6 +36,7 @@ import {
   isCrossSite,
   isHttps,
   SESSION_COOKIE,
+  setDeviceCookie,
   setSessionCookie,
 } from "./security.ts";
 
@@ -50,6 +53,13 @@ export function isOpenPath(path: string): boolean {
 /** The open pages: sign-in (password, admin token, OpenID Connect) and an account's setup. */
 export function signInPages(app: Hono<DashboardEnv>, deps: AppDeps): void {
   const { sql, clock, config } = deps;
+  // A person who proved who they are (password, setup link, OIDC) gets a device cookie: their
+  // later password attempts from this browser count apart from the account's
+  // (services/access/devices.ts). The instance admin's sessions get none.
+  const markDevice = (c: Context, s: Session) => {
+    if (s.principal.type !== "account") return;
+    setDeviceCookie(c, deviceCookieFor(deps.cursorSecret, s.principal.email, clock.now()), config);
+  };
   const oidcProvider = config.oidc ? createOidcProvider(config.oidc) : null;
   const oidcName = config.oidc?.displayName;
 
@@ -155,6 +165,7 @@ export function signInPages(app: Hono<DashboardEnv>, deps: AppDeps): void {
         requestId: c.env.requestId,
       });
       setSessionCookie(c, s.token, config);
+      markDevice(c, s);
       // A page, not a redirect: this request came from the provider's site, and a browser that
       // follows a redirect from it may withhold the new SameSite=Strict session cookie on the
       // next request. A page of our own moving on to the dashboard is a same-site navigation.
@@ -180,6 +191,12 @@ export function signInPages(app: Hono<DashboardEnv>, deps: AppDeps): void {
           email: formText(form, "email"),
           password: formText(form, "password"),
           address: clientAddress(c, config.trustProxy),
+          device: verifiedDevice(
+            deps.cursorSecret,
+            getCookie(c, DEVICE_COOKIE),
+            formText(form, "email"),
+            clock.now(),
+          ),
         })
         : await signIn(sql, clock, {
           adminToken: formText(form, "token").trim(),
@@ -187,6 +204,7 @@ export function signInPages(app: Hono<DashboardEnv>, deps: AppDeps): void {
           adminTokenHash: deps.adminTokenHash,
         });
       setSessionCookie(c, s.token, config);
+      markDevice(c, s);
       return c.redirect(BASE, 303);
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
@@ -241,6 +259,7 @@ export function signInPages(app: Hono<DashboardEnv>, deps: AppDeps): void {
       const done = await completeSetup(sql, clock, token, password, c.env.requestId);
       const s = await startAccountSession(sql, clock, done);
       setSessionCookie(c, s.token, config);
+      markDevice(c, s);
       return c.redirect(BASE, 303);
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;

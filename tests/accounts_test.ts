@@ -176,12 +176,22 @@ Deno.test("a person signs in with email and password; failures are limited per a
   assert.equal((await signInAs(grace.email)).status, 303);
 });
 
-/** A password sign-in to the proxied instance from `address`. */
-function signInFrom(address: string, email: string, password = PASSWORD) {
-  return postForm(proxied.url, "/dashboard/sign-in", { cookie: "" }, { email, password }, {
+/** A password sign-in to the proxied instance from `address` (with a browser's `cookie`). */
+function signInFrom(address: string, email: string, password = PASSWORD, cookie = "") {
+  return postForm(proxied.url, "/dashboard/sign-in", { cookie }, { email, password }, {
     Origin: proxied.url,
     "X-Forwarded-For": address,
   });
+}
+
+/** The device cookie an answer sets, as the browser then sends it. */
+function deviceCookie(headers: Headers): string {
+  const set = headers.getSetCookie().find((c) => c.startsWith("dashboard_device="));
+  assert.ok(set, headers.getSetCookie().join("\n"));
+  assert.match(set, /HttpOnly/);
+  assert.match(set, /SameSite=Strict/);
+  assert.match(set, /Path=\/dashboard/);
+  return set.split(";")[0]!;
 }
 
 Deno.test("password guesses spread over many addresses are limited per account, for 15 minutes at most", async () => {
@@ -218,6 +228,38 @@ Deno.test("password guesses spread over many addresses are limited per account, 
   assert.equal((await signInFrom("198.51.100.7", hopper.email)).status, 503);
   clock.advance(2_000);
   assert.equal((await signInFrom("198.51.100.7", hopper.email)).status, 303);
+});
+
+Deno.test("a browser its person signed in from gets in while others fill the account's count; it has a count of its own", async () => {
+  clock.advance(PASSWORD_WINDOW_MS + 1_000);
+  const knuth = await newAccount("Knuth");
+  await setUp(knuth);
+  const first = await signInFrom("198.51.100.20", knuth.email);
+  assert.equal(first.status, 303);
+  const device = deviceCookie(first.headers);
+  // Someone fills the account's count from addresses of their own.
+  for (let i = 0; i < PASSWORD_MAX_FAILURES_PER_ACCOUNT; i++) {
+    assert.equal((await signInFrom(`203.0.113.${150 + i}`, knuth.email, `guess ${i}`)).status, 401);
+  }
+  // Without the device cookie the right password waits; with it, the person gets in.
+  assert.equal((await signInFrom("198.51.100.21", knuth.email)).status, 503);
+  const known = await signInFrom("198.51.100.21", knuth.email, PASSWORD, device);
+  assert.equal(known.status, 303, known.text);
+  // Another account's device cookie, or a forged one, is no device of this account's.
+  const other = await newAccount("Dijkstra");
+  await setUp(other);
+  const otherDevice = deviceCookie((await signInFrom("198.51.100.22", other.email)).headers);
+  assert.equal((await signInFrom("198.51.100.22", knuth.email, PASSWORD, otherDevice)).status, 503);
+  const forged = device.replace(/.$/, (c) => (c === "A" ? "B" : "A"));
+  assert.equal((await signInFrom("198.51.100.21", knuth.email, PASSWORD, forged)).status, 503);
+  // A stolen device cookie buys only its own 10 guesses per 15 minutes.
+  for (let i = 0; i < PASSWORD_MAX_FAILURES_PER_ACCOUNT; i++) {
+    const res = await signInFrom(`192.0.2.${150 + i}`, knuth.email, `device guess ${i}`, device);
+    assert.equal(res.status, 401);
+  }
+  const spent = await signInFrom("198.51.100.21", knuth.email, PASSWORD, device);
+  assert.equal(spent.status, 503);
+  assert.match(spent.text, /for this account/);
 });
 
 Deno.test("wrong current passwords on the change-password form count as failed sign-ins", async () => {

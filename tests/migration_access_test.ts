@@ -9,8 +9,9 @@ import { migrate } from "../db/migrate.ts";
 import { createTestDatabase, migrateUpTo } from "./helpers/database.ts";
 import { ADMIN_TOKEN, serveApp } from "./helpers/server.ts";
 import { ManualClock } from "./helpers/clock.ts";
+import { signInOverHttp } from "./helpers/dashboard.ts";
 
-Deno.test("migration 00014 applies on a database at 00013 and keeps sessions, failures and links", async () => {
+Deno.test("migration 00014 applies on a database at 00013 and keeps failures and links (sessions until 00026)", async () => {
   const db = await createTestDatabase({ migrate: false });
   const srv = { close: () => Promise.resolve() };
   try {
@@ -66,9 +67,18 @@ Deno.test("migration 00014 applies on a database at 00013 and keeps sessions, fa
     await migrate(db.url);
     const app = serveApp(db, { sql, clock });
     srv.close = app.close;
-    // The session signed in with the admin token before the upgrade is the instance admin's.
-    const page = await fetch(`${app.url}/dashboard/accounts`, {
+    // The session signed in with the admin token before the upgrade carries no fingerprint of
+    // its token (a later migration, 00026 when written): it ends, and the admin signs in again.
+    const ended = await fetch(`${app.url}/dashboard/accounts`, {
       headers: { cookie: `dashboard_session=${session}` },
+      redirect: "manual",
+    });
+    await ended.body?.cancel();
+    assert.equal(ended.status, 303);
+    assert.equal(ended.headers.get("location"), "/dashboard/sign-in?expired=1");
+    const again = await signInOverHttp(app.url);
+    const page = await fetch(`${app.url}/dashboard/accounts`, {
+      headers: { cookie: again.cookie },
       redirect: "manual",
     });
     const html = await page.text();

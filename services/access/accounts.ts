@@ -214,12 +214,19 @@ export async function changePassword(
   sql: Sql,
   clock: Clock,
   account: { id: number; name: string; email: string },
-  input: { current: string; next: string; keepSessionToken: string; address: string },
+  input: {
+    current: string;
+    next: string;
+    keepSessionToken: string;
+    address: string;
+    /** A verified device cookie of this account (devices.ts), if the browser has one. */
+    device?: string | null;
+  },
   requestId: string | null,
 ): Promise<void> {
   assertPasswordRules(input.next, "new password");
   const now = clock.now();
-  const attempt = { address: input.address, email: account.email };
+  const attempt = { address: input.address, email: account.email, device: input.device };
   const limited = await sql.begin((tx) => admitPasswordAttempt(tx, attempt, now));
   if (limited) throw passwordRateLimited(limited);
   const [row] = await sql<{ password_hash: string | null }[]>`

@@ -9,9 +9,11 @@
 //
 // Neither count locks anyone out for good: a refusal lasts until the oldest counted failure
 // leaves the window, at most 15 minutes after the last one. While an attacker keeps an account's
-// count full, its person still gets in through OpenID Connect when it is configured (the
-// provider proves who they are, and that door counts per address only), and the sessions they
-// already hold keep working. Changing the password (which asks for the current one) counts its
+// count full, its person still gets in from a browser they signed in from before: its device
+// cookie (services/access/devices.ts) counts that browser's attempts under a key of its own, 10
+// per 15 minutes, instead of the account's. They also get in through OpenID Connect when it is
+// configured (the provider proves who they are, and that door counts per address only), and the
+// sessions they already hold keep working. Changing the password (which asks for the current one) counts its
 // wrong current passwords under the same two limits.
 //
 // Failures are rows in PostgreSQL (password_signin_failures) so the limits hold however many
@@ -41,6 +43,11 @@ export interface PasswordAttempt {
   address: string;
   /** The account's email as typed (any case); absent for a door that names no account (OIDC). */
   email?: string;
+  /**
+   * A verified device cookie of that account (devices.ts verifiedDevice): the attempt then counts
+   * under the device instead of the account.
+   */
+  device?: string | null;
 }
 
 export interface PasswordLimited {
@@ -58,7 +65,7 @@ function keysOf(attempt: PasswordAttempt): { key: string; max: number; namespace
   }];
   if (attempt.email !== undefined) {
     keys.push({
-      key: accountKey(attempt.email),
+      key: attempt.device ? `device:${hashSecret(attempt.device)}` : accountKey(attempt.email),
       max: PASSWORD_MAX_FAILURES_PER_ACCOUNT,
       namespace: ACCOUNT_LOCK_NAMESPACE,
     });

@@ -149,11 +149,11 @@ const accountPrincipal = (a: { id: number; name: string; email: string }): Princ
 export async function signInWithPassword(
   sql: Sql,
   clock: Clock,
-  input: { email: string; password: string; address: string },
+  input: { email: string; password: string; address: string; device?: string | null },
 ): Promise<Session> {
   const now = clock.now();
   const email = input.email.trim();
-  const attempt = { address: input.address, email };
+  const attempt = { address: input.address, email, device: input.device };
   const limited = await sql.begin((tx) => admitPasswordAttempt(tx, attempt, now));
   if (limited) throw passwordRateLimited(limited);
   const [account] = email.length === 0 || email.length > 320 ? [] : await sql<AccountRow[]>`
