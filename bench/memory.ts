@@ -44,9 +44,22 @@ export async function rssOf(pid: number): Promise<number> {
   return out.success && /^[0-9]+$/.test(kb) ? Number(kb) / 1024 : NaN;
 }
 
+/** The variables `deno task start` sets before `deno run` (its leading `NAME=value` words). */
+function startTaskEnv(): Record<string, string> {
+  const config = JSON.parse(Deno.readTextFileSync(new URL("../deno.json", import.meta.url)));
+  const env: Record<string, string> = {};
+  for (const word of (config.tasks.start as string).split(/\s+/)) {
+    const m = /^(\w+)=(\S*)$/.exec(word);
+    if (!m) break;
+    env[m[1]!] = m[2]!;
+  }
+  return env;
+}
+
 /**
- * main.ts as `deno task start` runs it (the same four permissions), on `env`; resolves once it
- * answers /readyz. Its log goes nowhere: reading it would be load of the bench's own.
+ * main.ts as `deno task start` runs it (the same four permissions and the variables it sets), on
+ * `env`; resolves once it answers /readyz. Its log goes nowhere: reading it would be load of the
+ * bench's own.
  */
 export async function startServiceProcess(
   env: Record<string, string>,
@@ -55,6 +68,7 @@ export async function startServiceProcess(
   const child = new Deno.Command(Deno.execPath(), {
     args: ["run", "--allow-net", "--allow-env", "--allow-read", "--allow-write", MAIN],
     env: {
+      ...startTaskEnv(),
       PORT: String(port),
       ADMIN_TOKEN,
       FEED_RATE_LIMIT: "100000000",

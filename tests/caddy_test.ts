@@ -45,12 +45,15 @@ async function testCaddyfile(options: string[]): Promise<string> {
   return text.slice(0, at) + options.map((o) => `\t${o}\n`).join("") + text.slice(at);
 }
 
-/** curl to `host` on 127.0.0.1:`port`, trusting `ca`: the status and where it redirects. */
+/**
+ * curl to `host` on 127.0.0.1:`port` (HTTPS trusting `ca`, or plain HTTP when `ca` is null): the
+ * status and where it redirects.
+ */
 async function curl(
   host: string,
   port: number,
   path: string,
-  ca: string,
+  ca: string | null,
 ): Promise<{ code: number; status: number; location: string; stderr: string }> {
   const out = await new Deno.Command("curl", {
     args: [
@@ -61,11 +64,10 @@ async function curl(
       "30",
       "--resolve",
       `${host}:${port}:127.0.0.1`,
-      "--cacert",
-      ca,
+      ...(ca ? ["--cacert", ca] : []),
       "-w",
       "%{http_code} %{redirect_url}",
-      `https://${host}:${port}${path}`,
+      `${ca ? "https" : "http"}://${host}:${port}${path}`,
     ],
     stdout: "piped",
     stderr: "piped",
@@ -202,6 +204,11 @@ Deno.test({
       assert.equal(first.status, 302, proxyLog);
       assert.equal(first.location, "https://example.com/landing");
       assert.equal(await exists(`${certs}/${LINK_DOMAIN}/${LINK_DOMAIN}.crt`), true);
+      // A link printed with http:// (an old QR code) goes to HTTPS first.
+      const plain = await curl(LINK_DOMAIN, httpPort, `/${path}`, null);
+      assert.equal(plain.status, 308, plain.stderr);
+      // (Caddy 2.6 leaves out a port other than 443; in production it is 443.)
+      assert.match(plain.location, new RegExp(`^https://${LINK_DOMAIN}(:${httpsPort})?/${path}$`));
 
       // A host nobody registered: the handshake fails and no certificate is made for it.
       const stranger = await curl(STRANGER, httpsPort, `/${path}`, ca);

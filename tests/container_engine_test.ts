@@ -220,7 +220,7 @@ Deno.test({
         await follows(first.url, path, target);
         // A new container on the same volume, as after `docker compose up` with a newer image.
         await run("podman", ["stop", "-t", "30", name]);
-        await run("podman", ["rm", name]);
+        await run("podman", ["rm", "-v", name]);
         const second = await start(`${name}-2`, vars, [`${volume}:/data`]);
         await checkRunning(`${name}-2`, second.url);
         await follows(second.url, path, target);
@@ -256,7 +256,9 @@ Deno.test({
         },
       });
     } finally {
-      for (const name of containers) await run("podman", ["rm", "-f", name], { check: false });
+      for (const name of containers) {
+        await run("podman", ["rm", "-f", "-v", name], { check: false });
+      }
       await run("podman", ["volume", "rm", "-f", volume], { check: false });
       if (dbCreated) await dropDatabase(base!, dbName);
       await Deno.remove(dir, { recursive: true });

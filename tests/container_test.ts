@@ -67,6 +67,9 @@ Deno.test("the image runs the README's start command, on CI's Deno, as a non-roo
   assert.deepEqual(JSON.parse(one("CMD")), ["task", "start"]);
   assert.match(readme, /^deno task start\b/m);
   assert.match(config.tasks.start, /\bmain\.ts$/);
+  // glibc's mmap threshold fixed at its initial 128 KiB: the embedded default's first start then
+  // idles under 300 MB (docs/operations.md, "How much memory each setup needs").
+  assert.match(config.tasks.start, /^MALLOC_MMAP_THRESHOLD_=131072 deno run /);
 
   const ciVersion = /^DENO_VERSION=(\S+)$/m.exec(ci)?.[1];
   assert.equal(one("FROM"), `denoland/deno:${ciVersion}`);
