@@ -37,8 +37,10 @@ export async function graphqlBenchmarks(db: BenchDatabase, seconds: number): Pro
   // Statements are counted on a server of their own, whose pool reports each statement it sends
   // (BEGIN and COMMIT included; fragments are part of their statement, not statements).
   const counted = { queries: [] as string[] };
+  // One connection, made before counting: a new connection's first statement is the driver's
+  // own type lookup.
   const countingPool = postgres(db.url, {
-    max: 4,
+    max: 1,
     onnotice: () => {},
     debug: (_connection, query) => counted.queries.push(query),
   });
@@ -76,6 +78,7 @@ export async function graphqlBenchmarks(db: BenchDatabase, seconds: number): Pro
         pageInfo { endCursor hasNextPage } } }`,
       variables: { id: String(envId) },
     };
+    await countingPool`select 1`;
     counted.queries.length = 0;
     const probe = await fetch(`${countedService.url}/graphql`, {
       method: "POST",
