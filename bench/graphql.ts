@@ -6,7 +6,7 @@ import { recordEvents } from "../services/events/record.ts";
 import { createManagedLink } from "../services/links/manage.ts";
 import { createProject } from "../services/projects/projects.ts";
 import type { Sql } from "../db/connect.ts";
-import { countingSql } from "../tests/helpers/database.ts";
+import postgres from "postgres";
 import { judge, notFinite, type Row } from "./rows.ts";
 import {
   ADMIN_TOKEN,
@@ -34,9 +34,17 @@ export async function graphqlBenchmarks(db: BenchDatabase, seconds: number): Pro
   const rows: Row[] = [];
   const { envId, sdk, auth, links } = await seedFeedPage(sql);
 
-  // Statements are counted on a server of their own: the counting proxy costs time per query.
-  const counted = countingSql(sql);
-  const countedService = serveService(counted.sql);
+  // Statements are counted on a server of their own, whose pool reports each statement it sends
+  // (BEGIN and COMMIT included; fragments are part of their statement, not statements).
+  const counted = { queries: [] as string[] };
+  // One connection, made before counting: a new connection's first statement is the driver's
+  // own type lookup.
+  const countingPool = postgres(db.url, {
+    max: 1,
+    onnotice: () => {},
+    debug: (_connection, query) => counted.queries.push(query),
+  });
+  const countedService = serveService(countingPool);
   const service = serveService(sql);
   try {
     const path = links[0]!.path;
@@ -70,6 +78,7 @@ export async function graphqlBenchmarks(db: BenchDatabase, seconds: number): Pro
         pageInfo { endCursor hasNextPage } } }`,
       variables: { id: String(envId) },
     };
+    await countingPool`select 1`;
     counted.queries.length = 0;
     const probe = await fetch(`${countedService.url}/graphql`, {
       method: "POST",
@@ -141,6 +150,7 @@ export async function graphqlBenchmarks(db: BenchDatabase, seconds: number): Pro
   } finally {
     await service.close();
     await countedService.close();
+    await countingPool.end({ timeout: 5 });
   }
   return rows;
 }
