@@ -10,6 +10,7 @@ import {
   startReceiver,
 } from "./helpers/receiver.ts";
 import { startTestServer } from "./helpers/server.ts";
+import { connect } from "../db/connect.ts";
 
 const clock = new ManualClock(new Date());
 const srv = await startTestServer({ clock, config: { DESTINATIONS_ALLOW_PRIVATE: "true" } });
@@ -54,6 +55,36 @@ Deno.test("paused while events are read ahead: delivery stops, and resumes where
     assert.equal(row!.batch_id, null);
   } finally {
     await r.close();
+  }
+});
+
+Deno.test("the deliverer's unfiltered reads are planned once per connection: their settings reach the server first", async () => {
+  // One connection, so that pg_prepared_statements is the one that read the pages. Before the
+  // settings were sent at the call, they reached the server after the page (the row lock too):
+  // every read planned anew.
+  const [row] = await srv.sql<{ db: string }[]>`select current_database() as db`;
+  const url = new URL(srv.config.databaseUrl!);
+  url.pathname = `/${row!.db}`;
+  const one = connect(url.toString(), 1);
+  const r = startReceiver();
+  try {
+    await destinationWithEvents(srv, clock, r.url, 7);
+    await deliveryWorker({ sql: one, clock }).drain();
+    assert.equal(r.received.length, 11);
+    const plans = await one<{ generic: number; custom: number }[]>`
+      select generic_plans::int as generic, custom_plans::int as custom
+      from pg_prepared_statements
+      where statement like '%cross join lateral%' and statement like '%from feed_events%'
+        and statement not like '%unnest(%' and statement not like '%pg_prepared_statements%'
+    `;
+    assert.ok(plans.length > 0, "no page statement on the connection");
+    for (const p of plans) {
+      assert.equal(p.custom, 0, `a page planned per call: ${JSON.stringify(plans)}`);
+    }
+    assert.ok(plans.reduce((n, p) => n + p.generic, 0) >= 3, JSON.stringify(plans));
+  } finally {
+    await r.close();
+    await one.end();
   }
 });
 

@@ -460,14 +460,21 @@ export class DeliveryWorker {
   #prefetch(dest: Claimed, after: FeedPoint): Promise<Prefetched | null> {
     const now = this.#deps.clock.now();
     return this.#deps.sql.begin(async (tx) => {
+      // Each sent as it is made, so they run in this order (the plan settings before the page).
       const [drops, , page] = await Promise.all([
         accountDrops(tx, feedRetentionCutoff(now), dest.id),
-        planUnfilteredPageOnce(tx, dest.event_types),
-        selectEnvironmentPage(tx, dest.environment_id, {
-          after,
-          eventTypes: dest.event_types,
-          limit: READ_AHEAD_EVENTS,
-        }, now),
+        planUnfilteredPageOnce(tx, dest.event_types)?.execute(),
+        selectEnvironmentPage(
+          tx,
+          dest.environment_id,
+          {
+            after,
+            eventTypes: dest.event_types,
+            limit: READ_AHEAD_EVENTS,
+          },
+          now,
+          true,
+        ),
       ]);
       logDrops(this.#deps.logger, drops);
       if (drops.length > 0 || page.events.length === 0) return null;
@@ -520,9 +527,10 @@ export class DeliveryWorker {
   }
 
   /** Records an accepted batch: the place moves past it. False if the lease is gone. */
-  async #recordSuccess(db: Db, dest: Claimed, done: Delivered): Promise<boolean> {
+  #recordSuccess(db: Db, dest: Claimed, done: Delivered): Promise<boolean> {
     const { plan, at, now } = done;
-    const updated = await db`
+    // Sent at the call: in #plan it is the first of the statements sent together.
+    return db`
       update destinations set ${advanceCursor(db, plan.last)},
         batch_id = case when batch_id = ${plan.batchId} then null else batch_id end,
         batch_last_xid = case when batch_id = ${plan.batchId} then null else batch_last_xid end,
@@ -531,8 +539,7 @@ export class DeliveryWorker {
         last_attempt_at = ${at}, last_success_at = ${now}, last_error = null
       where id = ${dest.id} and lease_owner = ${this.instanceId}
       returning id
-    `;
-    return updated.length > 0; // else deleted, or another instance took over
+    `.execute().then((updated) => updated.length > 0); // else deleted, or another took over
   }
 
   /**
@@ -554,12 +561,22 @@ export class DeliveryWorker {
     const now = this.#deps.clock.now();
     return this.#deps.sql.begin(async (tx) => {
       const readPage = (after: FeedPoint) =>
-        selectEnvironmentPage(tx, dest.environment_id, {
-          after,
-          eventTypes: dest.event_types,
-          limit: MAX_BATCH_EVENTS,
-        }, now);
-      // Sent together, run in this order: each statement sees what the ones before it did.
+        selectEnvironmentPage(
+          tx,
+          dest.environment_id,
+          {
+            after,
+            eventTypes: dest.event_types,
+            limit: MAX_BATCH_EVENTS,
+          },
+          now,
+          true,
+        );
+      // Sent together, run in this order: each statement sees what the ones before it did. Each
+      // is sent as it is made (.execute(), or sent at the call): postgres.js otherwise sends a
+      // query when its promise is first awaited, and Promise.all awaits a plain query only after
+      // the async calls beside it have sent theirs (the row lock came after the page, and the
+      // page's plan settings after the page, tests/feed_plan_test.ts).
       const [recorded, [row], drops, , guessed] = await Promise.all([
         delivered ? this.#recordSuccess(tx, dest, delivered) : true,
         tx<
@@ -577,10 +594,10 @@ export class DeliveryWorker {
             batch_last_seq::text, attempts, paused
           from destinations where id = ${dest.id} and lease_owner = ${this.instanceId}
           for update
-        `,
+        `.execute(),
         accountDrops(tx, feedRetentionCutoff(now), dest.id),
         // After the drops, whose plan depends on the cutoff's value; before the page.
-        planUnfilteredPageOnce(tx, dest.event_types),
+        planUnfilteredPageOnce(tx, dest.event_types)?.execute(),
         readPage(delivered ? delivered.plan.last : expected),
       ]);
       if (delivered && recorded) {

@@ -64,10 +64,12 @@ export async function accountDrops(
   // Without JIT for the rest of the caller's transaction: the count below is planned for
   // whole partitions (its bounds are parameters), and the compilation that estimate triggers
   // took longer than the statement (0.1-2 s against milliseconds, bench/drops.ts). Sent in the
-  // same round trip, first.
+  // same round trip, first. Both sent at the call (not when first awaited): a caller's
+  // statements made after this call run after these (postgres.js sends a query when its promise
+  // is first awaited, which in a Promise.all can be after a later query that was awaited sooner).
   const [, rows] = await Promise.all([
-    db`select set_config('jit', 'off', true)`,
-    dropAccounting(db, cutoff, destinationId),
+    db`select set_config('jit', 'off', true)`.execute(),
+    dropAccounting(db, cutoff, destinationId).execute(),
   ]);
   return rows.filter((r) => r.through_xid !== null).map((r) => ({
     id: r.id,
