@@ -80,14 +80,10 @@ const Owner = builder.objectRef<NonNullable<MadeByNode["belongsTo"]>>("Owner").i
 const BELONGS_TO = "Whom it belongs to: the person behind the chain of makers, or the " +
   "instance admin; an API key is held to this person's role and revoked with them. Null: unknown.";
 
-const FeedToken = builder.objectRef<FeedTokenNode>("FeedToken").implement({
-  description: "A feed token (`est_…`) of the environment; its value is shown only at creation.",
+/** The fields every credential and destination shares: who made it and whom it belongs to. */
+const Made = builder.interfaceRef<MadeByNode>("Made").implement({
+  description: "Something a person or key made: a feed token, destination or API key.",
   fields: (t) => ({
-    id: t.exposeID("id"),
-    name: t.exposeString("name"),
-    hint: t.exposeString("hint", { description: "est_… and the value's last four characters." }),
-    createdAt: t.expose("createdAt", { type: "DateTime" }),
-    lastUsedAt: t.expose("lastUsedAt", { type: "DateTime", nullable: true }),
     createdBy: t.expose("createdBy", {
       type: Maker,
       nullable: true,
@@ -102,7 +98,20 @@ const FeedToken = builder.objectRef<FeedTokenNode>("FeedToken").implement({
   }),
 });
 
+const FeedToken = builder.objectRef<FeedTokenNode>("FeedToken").implement({
+  interfaces: [Made],
+  description: "A feed token (`est_…`) of the environment; its value is shown only at creation.",
+  fields: (t) => ({
+    id: t.exposeID("id"),
+    name: t.exposeString("name"),
+    hint: t.exposeString("hint", { description: "est_… and the value's last four characters." }),
+    createdAt: t.expose("createdAt", { type: "DateTime" }),
+    lastUsedAt: t.expose("lastUsedAt", { type: "DateTime", nullable: true }),
+  }),
+});
+
 const Destination = builder.objectRef<DestinationNode>("Destination").implement({
+  interfaces: [Made],
   description: "A push destination (webhook) and its delivery status.",
   fields: (t) => ({
     id: t.exposeID("id"),
@@ -123,21 +132,11 @@ const Destination = builder.objectRef<DestinationNode>("Destination").implement(
       type: "SafeInt",
       description: "Matching events that left the seven days before they could be delivered.",
     }),
-    createdBy: t.expose("createdBy", {
-      type: Maker,
-      nullable: true,
-      description: "Who made it; null: made before makers were recorded, by a maker no " +
-        "record names.",
-    }),
-    belongsTo: t.expose("belongsTo", {
-      type: Owner,
-      nullable: true,
-      description: BELONGS_TO,
-    }),
   }),
 });
 
 const ApiKey = builder.objectRef<ApiKeyNode>("ApiKey").implement({
+  interfaces: [Made],
   description: "An API key (`sk_…`) of the environment; its value is shown only at creation.",
   fields: (t) => ({
     id: t.exposeID("id"),
@@ -147,17 +146,6 @@ const ApiKey = builder.objectRef<ApiKeyNode>("ApiKey").implement({
     createdAt: t.expose("createdAt", { type: "DateTime" }),
     expiresAt: t.expose("expiresAt", { type: "DateTime", nullable: true }),
     lastUsedAt: t.expose("lastUsedAt", { type: "DateTime", nullable: true }),
-    createdBy: t.expose("createdBy", {
-      type: Maker,
-      nullable: true,
-      description: "Who made it; null: made before makers were recorded, by a maker no " +
-        "record names.",
-    }),
-    belongsTo: t.expose("belongsTo", {
-      type: Owner,
-      nullable: true,
-      description: BELONGS_TO,
-    }),
   }),
 });
 
