@@ -2,12 +2,13 @@
 // an optional expiry. Only the SHA-256 of a value is stored; the value is shown once, at creation.
 import type { Db, Sql } from "../../db/connect.ts";
 import type { Clock } from "../../infra/clock.ts";
-import { ApiError, notFound } from "../errors.ts";
+import { ApiError } from "../errors.ts";
 import { getEnvironmentOrThrow } from "../projects/projects.ts";
 import { hashSecret, plausibleSecret, randomToken } from "../../infra/secrets.ts";
 import { type AuditContext, recordAudit } from "./audit.ts";
 import { memberRole } from "./authorize.ts";
 import { type Role, type Scope, SCOPES, scopesAllowedTo } from "./permissions.ts";
+import { credentialHint, listActiveCredentials, revokeCredential } from "./credentials.ts";
 import { madeBy, madeByColumns, type MadeByRow, makerColumns, makerDetail } from "./makers.ts";
 import type { MadeBy } from "./makers.ts";
 import { actorOf, ownerOf, type Principal } from "./principal.ts";
@@ -15,7 +16,7 @@ import { actorOf, ownerOf, type Principal } from "./principal.ts";
 export const API_KEY_PREFIX = "sk_";
 
 /** What a list shows of a key: its prefix and last four characters. */
-export const apiKeyHint = (value: string) => `${API_KEY_PREFIX}…${value.slice(-4)}`;
+export const apiKeyHint = (value: string) => credentialHint(API_KEY_PREFIX, value);
 
 export interface ApiKeySummary extends MadeBy {
   id: number;
@@ -140,22 +141,16 @@ export async function createApiKey(
 /** The environment's keys that are not revoked (expired ones included), oldest first. */
 export async function listApiKeys(db: Db, projectId: string): Promise<ApiKeySummary[]> {
   const env = await getEnvironmentOrThrow(db, projectId);
-  const rows = await db<(KeyRow & MadeByRow)[]>`
-    select k.id, k.name, k.scopes, k.hint, k.created_at, k.expires_at, k.last_used_at,
-      ${madeByColumns(db, "k")}
-    from api_keys k
-    where k.environment_id = ${env.id} and k.revoked_at is null
-    order by k.id
-  `;
-  return rows.map((r) => ({
-    ...madeBy(r),
-    id: r.id,
-    name: r.name,
-    scopes: r.scopes,
-    hint: r.hint,
-    created_at: r.created_at.toISOString(),
-    expires_at: iso(r.expires_at),
-    last_used_at: iso(r.last_used_at),
+  const keys = await listActiveCredentials<Pick<KeyRow, "scopes" | "expires_at">>(
+    db,
+    "api_keys",
+    env.id,
+    db`, c.scopes, c.expires_at`,
+  );
+  return keys.map(({ row, ...key }) => ({
+    ...key,
+    scopes: row.scopes,
+    expires_at: iso(row.expires_at),
   }));
 }
 
@@ -168,20 +163,7 @@ export async function revokeApiKey(
   audit: AuditContext,
 ): Promise<void> {
   const env = await getEnvironmentOrThrow(sql, projectId);
-  const id = /^[1-9][0-9]{0,8}$/.test(keyId) ? Number(keyId) : null;
-  await sql.begin(async (tx) => {
-    const [row] = id === null ? [] : await tx`
-      update api_keys set revoked_at = ${clock.now()}
-      where id = ${id} and environment_id = ${env.id} and revoked_at is null
-      returning id
-    `;
-    if (!row) throw notFound("API key");
-    await recordAudit(tx, audit, {
-      action: "api_key.revoke",
-      project: { environmentId: env.id },
-      target: { type: "api_key", id: id! },
-    });
-  });
+  await sql.begin((tx) => revokeCredential(tx, "api_keys", env.id, keyId, clock.now(), audit));
 }
 
 /**

@@ -9,6 +9,7 @@ import { notFound } from "../errors.ts";
 import { revokeFeedTokensOf } from "../feed/tokens.ts";
 import { parseAccountId } from "./accounts.ts";
 import { type AuditContext, recordAudit } from "./audit.ts";
+import { revokeCredentialsOf } from "./credentials.ts";
 
 /** What revokeEverythingMadeBy did. */
 export interface RevokedMade {
@@ -39,18 +40,7 @@ export function revokeEverythingMadeBy(
     `;
     if (!known) throw notFound("account");
     const now = clock.now();
-    const keys = await tx<{ id: number; environment_id: number }[]>`
-      update api_keys set revoked_at = ${now}
-      where created_by_account_id = ${id} and revoked_at is null
-      returning id, environment_id
-    `;
-    for (const key of keys.sort((a, b) => a.id - b.id)) {
-      await recordAudit(tx, audit, {
-        action: "api_key.revoke",
-        project: { environmentId: key.environment_id },
-        target: { type: "api_key", id: key.id },
-      });
-    }
+    const keys = await revokeCredentialsOf(tx, "api_keys", id!, now, audit);
     const result: RevokedMade = {
       api_keys: keys.length,
       feed_tokens: await revokeFeedTokensOf(tx, now, id!, audit),

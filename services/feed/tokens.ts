@@ -9,7 +9,12 @@ import {
   makerDetail,
 } from "../access/makers.ts";
 import type { Clock } from "../../infra/clock.ts";
-import { notFound } from "../errors.ts";
+import {
+  credentialHint,
+  listActiveCredentials,
+  revokeCredential,
+  revokeCredentialsOf,
+} from "../access/credentials.ts";
 import { lockCaptureOnCitus, startCapture, stopCaptureIfIdle } from "./capture.ts";
 import { assertEnterprise, getEnvironmentOrThrow } from "../projects/projects.ts";
 import { hashSecret, randomToken } from "../../infra/secrets.ts";
@@ -17,7 +22,7 @@ import { hashSecret, randomToken } from "../../infra/secrets.ts";
 export const FEED_TOKEN_PREFIX = "est_";
 
 /** What a list shows of a token: its prefix and last four characters. */
-export const feedTokenHint = (value: string) => `${FEED_TOKEN_PREFIX}…${value.slice(-4)}`;
+export const feedTokenHint = (value: string) => credentialHint(FEED_TOKEN_PREFIX, value);
 
 export interface FeedTokenSummary extends MadeBy {
   id: number;
@@ -94,20 +99,8 @@ export async function listFeedTokens(
   projectId: string,
 ): Promise<FeedTokenSummary[]> {
   const env = await getEnvironmentOrThrow(sql, projectId);
-  const rows = await sql<TokenRow[]>`
-    select t.id, t.name, t.hint, t.created_at, t.last_used_at, ${madeByColumns(sql, "t")}
-    from feed_tokens t
-    where t.environment_id = ${env.id} and t.revoked_at is null
-    order by t.id
-  `;
-  return rows.map((r) => ({
-    ...madeBy(r),
-    id: r.id,
-    name: r.name,
-    hint: r.hint,
-    created_at: r.created_at.toISOString(),
-    last_used_at: r.last_used_at?.toISOString() ?? null,
-  }));
+  const tokens = await listActiveCredentials(sql, "feed_tokens", env.id);
+  return tokens.map(({ row: _, ...token }) => token);
 }
 
 /** Revokes a token at once; the last one of an idle environment takes its captured feed along. */
@@ -120,24 +113,13 @@ export function revokeFeedToken(
 ): Promise<void> {
   return sql.begin(async (tx) => {
     const env = await getEnvironmentOrThrow(tx, projectId);
-    const id = /^[0-9]{1,9}$/.test(tokenId) ? Number(tokenId) : null;
     // On Citus, capture's lock (taken again by stopCaptureIfIdle) comes before the token's
     // write: Citus serialises the writes to a reference table such as feed_tokens by one lock on
     // the whole table, so a transaction that wrote a token and then waited for capture's lock
     // deadlocked with one that held capture's lock and then wrote (docs/SCALING.md).
     await lockCaptureOnCitus(tx, env.id, "exclusive");
-    const [row] = id === null ? [] : await tx`
-      update feed_tokens set revoked_at = ${clock.now()}
-      where id = ${id} and environment_id = ${env.id} and revoked_at is null
-      returning id
-    `;
-    if (!row) throw notFound("feed token");
+    await revokeCredential(tx, "feed_tokens", env.id, tokenId, clock.now(), audit);
     await stopCaptureIfIdle(tx, env.id);
-    await recordAudit(tx, audit, {
-      action: "feed_token.revoke",
-      project: { environmentId: env.id },
-      target: { type: "feed_token", id: id! },
-    });
   });
 }
 
@@ -161,21 +143,16 @@ export async function revokeFeedTokensOf(
   for (const { environment_id: envId } of envs) {
     // Capture's lock before the tokens' write, as revokeFeedToken takes them.
     await lockCaptureOnCitus(tx, envId, "exclusive");
-    const rows = await tx<{ id: number }[]>`
-      update feed_tokens set revoked_at = ${now}
-      where environment_id = ${envId} and created_by_account_id = ${accountId}
-        and revoked_at is null
-      returning id
-    `;
+    const revoked = await revokeCredentialsOf(
+      tx,
+      "feed_tokens",
+      accountId,
+      now,
+      audit,
+      tx`and environment_id = ${envId}`,
+    );
     await stopCaptureIfIdle(tx, envId);
-    for (const row of rows) {
-      await recordAudit(tx, audit, {
-        action: "feed_token.revoke",
-        project: { environmentId: envId },
-        target: { type: "feed_token", id: row.id },
-      });
-    }
-    count += rows.length;
+    count += revoked.length;
   }
   return count;
 }
