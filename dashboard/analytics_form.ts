@@ -51,6 +51,7 @@ export const METRIC_LABELS: Record<string, string> = {
   purchases: "Purchases",
   revenue: "Revenue",
   custom: "Custom events",
+  unconverted_purchases: "Unconverted purchases",
 };
 
 export const INTERVAL_LABELS: Record<Interval, string> = {
@@ -73,6 +74,7 @@ export const DIMENSION_LABELS: Record<Dimension, string> = {
   event_name: "Event name",
   rule: "Rule (one link)",
   variant: "Split variant (one link)",
+  currency: "Currency (revenue in each)",
 };
 
 /** The currencies revenue can be shown in. */
