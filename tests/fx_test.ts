@@ -4,7 +4,9 @@
 import assert from "node:assert/strict";
 import { migrate } from "../db/migrate.ts";
 import { createTestDatabase, migrateUpTo } from "./helpers/database.ts";
-import { adminHeaders, call, serveApp } from "./helpers/server.ts";
+import { adminHeaders, call, serveApp, startTestServer } from "./helpers/server.ts";
+import { ManualClock, silentLogger } from "./helpers/clock.ts";
+import { fetchRatesIfDue, nextFetchAt } from "../services/fx/fetch.ts";
 import { convertMinor, minorDigits } from "../services/fx/convert.ts";
 import { parseEcbRates } from "../services/fx/ecb.ts";
 import { storeRates } from "../services/fx/rates.ts";
@@ -200,4 +202,169 @@ Deno.test("migration 00028 on a populated database: a one-currency project's tot
   } finally {
     await db.close();
   }
+});
+
+Deno.test("POST /api/v1/admin/fx_rates: the ECB's XML stored; a malformed file is a 400 storing nothing; admin only; 413 over 16 MiB", async () => {
+  const srv = await startTestServer();
+  try {
+    const count = async () => {
+      const [{ n }] = await srv.sql<[{ n: number }]>`select count(*)::int as n from fx_rates`;
+      return n;
+    };
+    const post = (raw: string, headers: Record<string, string> = adminHeaders) =>
+      call(srv.url, "POST", "/api/v1/admin/fx_rates", {
+        raw,
+        headers: { ...headers, "Content-Type": "application/xml" },
+      });
+    const xml = await Deno.readTextFile(new URL("eurofxref-hist.xml", FIXTURES));
+    const broken = xml.replace("</gesmes:Envelope>", "");
+    const bad = await post(broken);
+    assert.equal(bad.status, 400, bad.text);
+    assert.equal(bad.body.error.code, "invalid_field");
+    assert.equal(bad.body.error.status, 400);
+    assert.match(bad.body.error.message, /^body: not well-formed XML/);
+    assert.equal(await count(), 0);
+    const wrong = await post(xml.replace("rate='1.0697'", "rate='1,0697'"));
+    assert.equal(wrong.status, 400, wrong.text);
+    assert.match(wrong.body.error.message, /^body: 2026-11-06 USD: not a rate/);
+    assert.equal(await count(), 0);
+
+    const denied = await post(xml, {});
+    assert.equal(denied.status, 401, denied.text);
+
+    const res = await post(xml);
+    assert.equal(res.status, 200, res.text);
+    assert.deepEqual(res.body, {
+      fx_rates: { rates: 48, changed: 48, reconverted: 0, last_day: "2026-11-06" },
+    });
+    assert.equal(await count(), 48);
+    const again = await post(xml);
+    assert.deepEqual(again.body.fx_rates.changed, 0);
+
+    // A body over the limit, of unknown length: refused once the bytes read pass it.
+    const chunk = new Uint8Array(1024 * 1024).fill(32);
+    let sent = 0;
+    const stream = new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (sent++ < 17) controller.enqueue(chunk);
+        else controller.close();
+      },
+    });
+    const big = await fetch(`${srv.url}/api/v1/admin/fx_rates`, {
+      method: "POST",
+      headers: { ...adminHeaders, "Content-Type": "application/xml" },
+      body: stream,
+    });
+    assert.equal(big.status, 413);
+    assert.equal((await big.json()).error.code, "payload_too_large");
+  } finally {
+    await srv.close();
+  }
+});
+
+Deno.test("deno task fx -- FILE loads the file into the configured database", async () => {
+  const db = await createTestDatabase();
+  try {
+    const run = async (...args: string[]) => {
+      const out = await new Deno.Command(Deno.execPath(), {
+        args: [
+          "run",
+          "--allow-net",
+          "--allow-env",
+          "--allow-read",
+          "--allow-write",
+          "cli/fx.ts",
+          "--",
+          ...args,
+        ],
+        env: { DATABASE_URL: db.url },
+        stdout: "piped",
+        stderr: "piped",
+      }).output();
+      const text = (b: Uint8Array) => new TextDecoder().decode(b);
+      return { code: out.code, stdout: text(out.stdout), stderr: text(out.stderr) };
+    };
+    const file = new URL("eurofxref-daily.xml", FIXTURES).pathname;
+    const ok = await run(file);
+    assert.equal(ok.code, 0, ok.stderr);
+    assert.deepEqual(JSON.parse(ok.stdout), {
+      fx_rates: { rates: 4, changed: 4, reconverted: 0, last_day: "2026-10-20" },
+    });
+    const bad = await run(new URL("../../fx_test.ts", FIXTURES).pathname);
+    assert.equal(bad.code, 2);
+    assert.match(bad.stderr, /not well-formed XML|not an ECB/);
+    const [{ n }] = await db.pool(1)<[{ n: number }]>`select count(*)::int as n from fx_rates`;
+    assert.equal(n, 4);
+  } finally {
+    await db.close();
+  }
+});
+
+Deno.test("the daily fetch: one instance fetches when due; a failure is retried in an hour", async () => {
+  const db = await createTestDatabase();
+  const sql = db.pool(4);
+  let hits = 0;
+  let status = 200;
+  const daily = await Deno.readTextFile(new URL("eurofxref-daily.xml", FIXTURES));
+  const ecb = Deno.serve({ hostname: "127.0.0.1", port: 0, onListen() {} }, async () => {
+    hits++;
+    // Slow enough that concurrent passes overlap.
+    await new Promise((r) => setTimeout(r, 50));
+    return new Response(status === 200 ? daily : "down", { status });
+  });
+  const url = `http://127.0.0.1:${ecb.addr.port}/eurofxref-daily.xml`;
+  const clock = new ManualClock("2026-10-20T09:00:00Z");
+  const deps = { sql, clock, logger: silentLogger };
+  try {
+    const outcomes = await Promise.all(
+      ["a", "b", "c"].map((instanceId) => fetchRatesIfDue(deps, { url, instanceId })),
+    );
+    assert.equal(outcomes.filter((o) => o.fetched).length, 1);
+    assert.equal(hits, 1);
+    const [state] = await sql<[{ next_at: Date; last_day: string; lease_owner: string | null }]>`
+      select next_at, last_day::text, lease_owner from fx_fetch`;
+    // The 20th's rates fetched in the morning: next after today's publication.
+    assert.deepEqual(state, {
+      next_at: new Date("2026-10-20T16:00:00Z"),
+      last_day: "2026-10-20",
+      lease_owner: null,
+    });
+    assert.equal((await fetchRatesIfDue(deps, { url, instanceId: "a" })).fetched, false);
+    clock.set("2026-10-20T16:00:00Z");
+    status = 503;
+    const failed = await fetchRatesIfDue(deps, { url, instanceId: "b" });
+    assert.ok(failed.fetched && failed.error, JSON.stringify(failed));
+    const [after] = await sql<[{ next_at: Date }]>`select next_at from fx_fetch`;
+    assert.deepEqual(after.next_at, new Date("2026-10-20T17:00:00Z"));
+    // A lease left by an instance that died mid-way lapses.
+    clock.set("2026-10-21T16:30:00Z");
+    await sql`update fx_fetch set lease_owner = 'dead', lease_expires_at = ${new Date(
+      "2026-10-21T16:32:00Z",
+    )}`;
+    status = 200;
+    assert.equal((await fetchRatesIfDue(deps, { url, instanceId: "a" })).fetched, false);
+    clock.set("2026-10-21T16:33:00Z");
+    const retried = await fetchRatesIfDue(deps, { url, instanceId: "a" });
+    assert.ok(retried.fetched && !retried.error, JSON.stringify(retried));
+    assert.equal(hits, 3);
+  } finally {
+    await ecb.shutdown();
+    await db.close();
+  }
+});
+
+Deno.test("nextFetchAt: after the day's publication, tomorrow's; without the day's rates, an hour later", () => {
+  const at = (s: string) => new Date(s);
+  assert.deepEqual(
+    nextFetchAt(at("2026-10-20T09:00:00Z"), "2026-10-19"),
+    at("2026-10-20T16:00:00Z"),
+  );
+  assert.deepEqual(
+    nextFetchAt(at("2026-10-20T16:05:00Z"), "2026-10-20"),
+    at("2026-10-21T16:00:00Z"),
+  );
+  assert.deepEqual(
+    nextFetchAt(at("2026-10-24T16:05:00Z"), "2026-10-23"),
+    at("2026-10-24T17:05:00Z"),
+  );
 });

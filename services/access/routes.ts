@@ -82,6 +82,7 @@ export const ROUTE_ACCESS: Record<string, RouteAccess> = {
   "DELETE /api/v1/projects/:project_id/api_keys/:key_id": "api_keys.manage",
   "GET /api/v1/projects/:project_id/audit_log": "audit.read",
   "GET /api/v1/admin/audit_log": "audit.instance",
+  "POST /api/v1/admin/fx_rates": "fx_rates.load",
   "GET /api/v1/projects/:project_id/destinations": "destinations.manage",
   "POST /api/v1/projects/:project_id/destinations": "destinations.manage",
   "PATCH /api/v1/projects/:project_id/destinations/:destination_id": "destinations.manage",
