@@ -18,8 +18,8 @@ export interface AnalyticsForm {
   filters: [string, string][];
   /**
    * The currency revenue is shown in (ISO 4217), or "" for the minor units it is stored in.
-   * Display only: purchases of every currency are summed as sent, so only the person reading
-   * knows which currency that sum is in.
+   * Display only: revenue is in the project's reporting currency, which the person reading
+   * names here.
    */
   currency: string;
 }

@@ -220,6 +220,10 @@ export const projectSchema = z.object({
     description: "What the project key may write a minute (a link or an event each); over a " +
       "limit SDK writes answer 503 rate_limited",
   }),
+  reporting_currency: z.string().meta({
+    description: "ISO 4217: the currency revenue is summed in (minor units); purchases in " +
+      "other currencies are converted at the ECB's rate of their day",
+  }),
 });
 const _project: Same<z.output<typeof projectSchema>, Project> = true;
 

@@ -4,7 +4,10 @@
 import assert from "node:assert/strict";
 import { migrate } from "../db/migrate.ts";
 import { createTestDatabase, migrateUpTo } from "./helpers/database.ts";
-import { adminHeaders, call, serveApp, startTestServer } from "./helpers/server.ts";
+import { adminHeaders, call, createProject, serveApp, startTestServer } from "./helpers/server.ts";
+import { generateLink, ingest, metrics } from "./helpers/sdk.ts";
+import { gql } from "./helpers/graphql.ts";
+import { getPage, postForm, signInOverHttp } from "./helpers/dashboard.ts";
 import { ManualClock, silentLogger } from "./helpers/clock.ts";
 import { fetchRatesIfDue, nextFetchAt } from "../services/fx/fetch.ts";
 import { convertMinor, minorDigits } from "../services/fx/convert.ts";
@@ -367,4 +370,90 @@ Deno.test("nextFetchAt: after the day's publication, tomorrow's; without the day
     nextFetchAt(at("2026-10-24T16:05:00Z"), "2026-10-23"),
     at("2026-10-24T17:05:00Z"),
   );
+});
+
+Deno.test("reporting_currency: the admin API, GraphQL and the dashboard set it, and every total follows", async () => {
+  const srv = await startTestServer();
+  try {
+    const project = await createProject(srv.url);
+    const path = await generateLink(srv.url, project.key, "production");
+    const rates = parseEcbRates(await Deno.readTextFile(new URL("eurofxref-hist.xml", FIXTURES)));
+    await storeRates(srv.sql, rates);
+    const sent: [string, number, string, string][] = [
+      ["t1", 1000, "EUR", "2026-11-02T10:00:00Z"],
+      ["t2", 2500, "USD", "2026-11-03T10:00:00Z"],
+      // A Saturday: Friday's rate.
+      ["t3", 30000, "JPY", "2026-10-31T10:00:00Z"],
+      ["t4", 700, "XYZ", "2026-11-03T10:00:00Z"],
+    ];
+    await ingest(
+      srv.url,
+      project.key,
+      "production",
+      sent.map(([tx, amount, currency, at]) => ({
+        type: "purchase",
+        name: "buy",
+        link_path: path,
+        occurred_at: at,
+        purchase: { transaction_id: tx, version: 1, amount, currency, product_id: "p", store: "s" },
+      })),
+    );
+    const rate = (c: string, day: string) =>
+      c === "EUR" ? "1" : rates.filter((r) => r.currency === c && r.day <= day)
+        .sort((a, b) => (a.day < b.day ? 1 : -1))[0]!.rate;
+    const expected = (to: string) =>
+      sent.filter(([, , c]) => c !== "XYZ").reduce((n, [, amount, c, at]) => {
+        const day = at.slice(0, 10);
+        return n + Number(convertMinor(amount, c, to, rate(c, day), rate(to, day)));
+      }, 0);
+    const total = async () => (await metrics(srv.url, project.key, "production"))[0]!.total_revenue;
+    // A new project reports in USD.
+    assert.equal(await total(), expected("USD"));
+
+    const patch = (body: unknown) =>
+      call(srv.url, "PATCH", `/api/v1/admin/projects/${project.hashid}`, {
+        headers: adminHeaders,
+        body,
+      });
+    const res = await patch({ reporting_currency: "eur" });
+    assert.equal(res.status, 200, res.text);
+    assert.equal(res.body.project.reporting_currency, "EUR");
+    assert.equal(await total(), expected("EUR"));
+    const bad = await patch({ reporting_currency: "EURO" });
+    assert.equal(bad.status, 400);
+    assert.equal(bad.body.error.code, "invalid_field");
+    assert.match(bad.body.error.message, /^reporting_currency: /);
+
+    const set = await gql(
+      srv.url,
+      `mutation($id: ID!) { setReportingCurrency(projectId: $id, currency: "JPY") {
+        reportingCurrency } }`,
+      { variables: { id: String(project.productionId) }, headers: adminHeaders },
+    );
+    assert.deepEqual(set.errors, undefined);
+    assert.equal(set.data.setReportingCurrency.reportingCurrency, "JPY");
+    assert.equal(await total(), expected("JPY"));
+
+    const client = await signInOverHttp(srv.url);
+    const page = await getPage(srv.url, `/dashboard/projects/${project.hashid}`, client);
+    assert.match(page.text, /<option value="JPY" selected[ >]/);
+    const posted = await postForm(
+      srv.url,
+      `/dashboard/projects/${project.hashid}/reporting_currency`,
+      client,
+      { _csrf: client.csrf, reporting_currency: "GBP" },
+    );
+    assert.equal(posted.status, 303, posted.text);
+    assert.equal(await total(), expected("GBP"));
+    const refused = await postForm(
+      srv.url,
+      `/dashboard/projects/${project.hashid}/reporting_currency`,
+      client,
+      { _csrf: client.csrf, reporting_currency: "QQQ" },
+    );
+    assert.equal(refused.status, 400);
+    assert.match(refused.text, /ISO 4217/);
+  } finally {
+    await srv.close();
+  }
 });

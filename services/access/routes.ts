@@ -112,6 +112,7 @@ export const ROUTE_ACCESS: Record<string, RouteAccess> = {
   "POST /dashboard/projects/:hashid/apps": "project.settings",
   "POST /dashboard/projects/:hashid/apps/remove": "project.settings",
   "POST /dashboard/projects/:hashid/sdk_limits": "project.settings",
+  "POST /dashboard/projects/:hashid/reporting_currency": "project.settings",
   "GET /dashboard/environments/:project_id": "links.read",
   "GET /dashboard/environments/:project_id/tokens": "feed_tokens.manage",
   "POST /dashboard/environments/:project_id/tokens": "feed_tokens.manage",
