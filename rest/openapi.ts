@@ -1079,7 +1079,10 @@ export const OPENAPI_DOCUMENT = {
         summary: "Totals, a series over time and one breakdown of the environment's events",
         description:
           "Figures from hourly rollups, equal to counts over the raw events (duplicates never " +
-          "counted; revenue and purchases per current purchase version). The range is widened " +
+          "counted; revenue and purchases per current purchase version, revenue in minor units of " +
+          "the project's reporting currency, each purchase converted at the ECB's rate of its " +
+          "day; purchases no rate converts count only in unconverted_purchases; with " +
+          "group_by=currency each group's revenue is in its own currency). The range is widened " +
           "to whole buckets of the interval (whole hours without one) in `tz`; `from` and `to` " +
           "in the answer say which. Filters: `filter[<dimension>]=<value>` for any group_by " +
           "dimension, all of which must hold.",

@@ -127,7 +127,7 @@ export const splitResultsSchema = z.object({
     views: total,
     installs: total,
     purchases: z.int(),
-    revenue: z.int().meta({ description: "minor currency units" }),
+    revenue: z.int().meta({ description: "minor units of the project's reporting currency" }),
     conversion_rate: z.number().meta({ description: "installs per view" }),
     probability_best: z.number().min(0).max(1).meta({
       description: "the probability that this variant's conversion rate is the highest " +
@@ -163,7 +163,9 @@ export const linkMetricsSchema = z.object({
   total_reactivations: total,
   total_app_opens: total,
   total_user_referred: total,
-  total_revenue: z.int().meta({ description: "minor currency units (refunds subtract)" }),
+  total_revenue: z.int().meta({
+    description: "minor units of the project's reporting currency (refunds subtract)",
+  }),
 });
 const _metrics: Same<z.output<typeof linkMetricsSchema>, LinkMetrics> = true;
 
