@@ -73,7 +73,15 @@ export interface Config {
    * OIDC_CLIENT_ID and OIDC_CLIENT_SECRET are all set; null otherwise.
    */
   oidc: OidcConfig | null;
+  /**
+   * Where the background jobs fetch the ECB's daily reference rates (services/fx/fetch.ts); null
+   * (FX_RATES_URL=off): never fetched, rates come only from `deno task fx` or the admin API.
+   */
+  fxRatesUrl: string | null;
 }
+
+/** The ECB's file of the latest reference rates (about 2 KB, published on working days). */
+export const ECB_DAILY_URL = "https://www.ecb.europa.eu/stats/eurofxref/eurofxref-daily.xml";
 
 export interface OidcConfig {
   /** The issuer identifier, exactly as the provider's discovery document states it. */
@@ -183,6 +191,13 @@ const envSchema = z.object({
       .optional(),
   ),
   GEOIP_DATABASE: z.preprocess(blankToUndefined, z.string().optional()),
+  FX_RATES_URL: z.preprocess(
+    blankToUndefined,
+    z.union([
+      z.literal("off"),
+      z.url({ protocol: /^https?$/, error: "must be an http(s) URL, or off" }),
+    ], { error: "must be an http(s) URL, or off" }).optional(),
+  ),
   OIDC_ISSUER: z.preprocess(
     blankToUndefined,
     z.url({ protocol: /^https?$/, error: "must be an http(s) URL" }).refine(
@@ -269,6 +284,7 @@ export function resolveConfig(
     defaultHostAppsProject: e.DEFAULT_HOST_APPS_PROJECT ?? null,
     geoipDatabase: e.GEOIP_DATABASE ?? null,
     oidc: resolveOidc(e, linkBaseUrl),
+    fxRatesUrl: e.FX_RATES_URL === "off" ? null : e.FX_RATES_URL ?? ECB_DAILY_URL,
   };
 }
 

@@ -18,8 +18,8 @@ export interface AnalyticsForm {
   filters: [string, string][];
   /**
    * The currency revenue is shown in (ISO 4217), or "" for the minor units it is stored in.
-   * Display only: purchases of every currency are summed as sent, so only the person reading
-   * knows which currency that sum is in.
+   * Display only: revenue is in the project's reporting currency, which the person reading
+   * names here.
    */
   currency: string;
 }
@@ -51,6 +51,7 @@ export const METRIC_LABELS: Record<string, string> = {
   purchases: "Purchases",
   revenue: "Revenue",
   custom: "Custom events",
+  unconverted_purchases: "Unconverted purchases",
 };
 
 export const INTERVAL_LABELS: Record<Interval, string> = {
@@ -73,6 +74,7 @@ export const DIMENSION_LABELS: Record<Dimension, string> = {
   event_name: "Event name",
   rule: "Rule (one link)",
   variant: "Split variant (one link)",
+  currency: "Currency (revenue in each)",
 };
 
 /** The currencies revenue can be shown in. */

@@ -1,5 +1,6 @@
 // POST /dashboard/projects/:hashid/apps[/remove] – a project's link domain and apps, and
-// POST …/sdk_limits its key's write limits, through the same schema and service as
+// POST …/sdk_limits its key's write limits, POST …/reporting_currency the currency revenue is
+// summed in, through the same schemas and service as
 // PATCH /api/v1/admin/projects/:hashid.
 import type { Hono } from "hono";
 import type { AppDeps } from "../services/deps.ts";
@@ -7,6 +8,7 @@ import { ApiError } from "../services/errors.ts";
 import { getProjectOrThrow, updateProject } from "../services/projects/projects.ts";
 import type { PageKit } from "./kit.tsx";
 import { formText } from "./forms.ts";
+import { reportingCurrency } from "../inputs/project_settings.ts";
 import { ProjectPage } from "./pages/projects.tsx";
 import { auditOf, BASE, type DashboardEnv } from "./security.ts";
 import {
@@ -73,6 +75,31 @@ export function settingsPages(
       );
     }
     await updateProject(sql, hashid, input, auditOf(c), { defaultHost });
+    return c.redirect(saved(hashid), 303);
+  });
+
+  // POST /dashboard/projects/:hashid/reporting_currency – the currency revenue is summed in;
+  // every purchase of the project is reconverted
+  app.post("/projects/:hashid/reporting_currency", async (c) => {
+    const hashid = c.req.param("hashid");
+    const parsed = reportingCurrency.safeParse(
+      formText(await c.req.parseBody(), "reporting_currency"),
+    );
+    if (!parsed.success) {
+      const project = await getProjectOrThrow(sql, hashid);
+      return kit.page(
+        c,
+        <ProjectPage
+          session={c.get("session")}
+          project={project}
+          currencyError={fieldSentence(parsed.error.issues[0]!.message)}
+        />,
+        400,
+      );
+    }
+    await updateProject(sql, hashid, { reporting_currency: parsed.data }, auditOf(c), {
+      defaultHost,
+    });
     return c.redirect(saved(hashid), 303);
   });
 

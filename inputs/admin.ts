@@ -10,6 +10,6 @@ export const updateProjectBody = projectSettings.extend({
   name: name.optional(),
   enterprise: z.boolean().optional(),
 }).refine((b) => Object.values(b).some((v) => v !== undefined), {
-  message: "give name, enterprise, link_domain, apps or sdk_limits",
+  message: "give name, enterprise, link_domain, apps, sdk_limits or reporting_currency",
 });
 export const createTokenBody = z.object({ name });

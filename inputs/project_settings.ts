@@ -3,6 +3,7 @@
 // the association files Apple and Google read, in redirect URLs and in HTML.
 import { z } from "zod";
 import { MAX_SDK_WRITES, MIN_SDK_WRITES } from "../services/projects/sdk_limits.ts";
+import { CURRENCY_CODES } from "../services/fx/convert.ts";
 
 /** Schemes an app must not claim: web and browser-internal ones, or script in disguise. */
 const FORBIDDEN_SCHEMES = new Set([
@@ -99,8 +100,14 @@ export const sdkLimitsInput = z.strictObject({
   per_address: sdkWriteLimit.nullable().optional(),
 });
 
+/** An ISO 4217 currency code this runtime knows (`eur` reads as `EUR`). */
+export const reportingCurrency = z.string().max(3, "must be an ISO 4217 currency code such as USD")
+  .transform((s) => s.toUpperCase())
+  .refine((s) => CURRENCY_CODES.has(s), "must be an ISO 4217 currency code such as USD");
+
 export const projectSettings = z.object({
   link_domain: linkDomain.nullable().optional(),
+  reporting_currency: reportingCurrency.optional(),
   sdk_limits: sdkLimitsInput.optional(),
   apps: z.strictObject({
     ios: iosApp.nullable().optional(),

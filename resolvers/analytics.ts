@@ -33,6 +33,7 @@ export interface AnalyticsFilterArgs {
   source?: string | null;
   medium?: string | null;
   eventName?: string | null;
+  currency?: string | null;
 }
 
 /** The arguments of an `analytics` field, as Pothos hands them over. */
@@ -61,6 +62,7 @@ export interface FiguresNode {
   purchases?: number;
   revenue?: number;
   custom?: number;
+  unconvertedPurchases?: number;
 }
 
 export type PointNode = FiguresNode & { start: string };
@@ -88,6 +90,7 @@ const FIGURE_NAMES: Record<Metric, keyof FiguresNode> = {
   purchases: "purchases",
   revenue: "revenue",
   custom: "custom",
+  unconverted_purchases: "unconvertedPurchases",
 };
 
 const FILTER_DIMENSIONS: Record<keyof AnalyticsFilterArgs, Dimension> = {
@@ -101,6 +104,7 @@ const FILTER_DIMENSIONS: Record<keyof AnalyticsFilterArgs, Dimension> = {
   source: "source",
   medium: "medium",
   eventName: "event_name",
+  currency: "currency",
 };
 
 /** REST's parameter names in the parser's errors as GraphQL's arguments. */

@@ -17,7 +17,7 @@ import {
   type Project,
   updateProject,
 } from "../services/projects/projects.ts";
-import { sdkLimitsInput } from "../inputs/project_settings.ts";
+import { reportingCurrency, sdkLimitsInput } from "../inputs/project_settings.ts";
 import type { AdminField } from "../services/access/graphql_fields.ts";
 import { authorizeField, graphqlAudit } from "./authorize.ts";
 import type { GraphQLContext } from "./context.ts";
@@ -41,6 +41,7 @@ export interface ProjectNode {
   createdAt: string;
   linkDomain: string | null;
   sdkLimits: { perKey: number; perAddress: number };
+  reportingCurrency: string;
 }
 
 export interface LinkFilterArgs {
@@ -120,7 +121,32 @@ function projectNode(p: Project): ProjectNode {
     createdAt: p.created_at,
     linkDomain: p.link_domain,
     sdkLimits: { perKey: p.sdk_limits.per_key, perAddress: p.sdk_limits.per_address },
+    reportingCurrency: p.reporting_currency,
   };
+}
+
+/**
+ * As PATCH /api/v1/admin/projects/:hashid with `reporting_currency`, for the project of the
+ * environment `projectId`: every purchase of the project is reconverted.
+ */
+export async function setReportingCurrencyMutation(
+  ctx: GraphQLContext,
+  projectId: string | number,
+  currency: string,
+): Promise<ProjectNode> {
+  const id = await authorizedEnvironment(ctx, projectId, "Mutation.setReportingCurrency");
+  const parsed = await withGraphQLNames(
+    () => "currency",
+    () => Promise.resolve().then(() => reportingCurrency.parse(currency)),
+  );
+  const { hashid } = await getEnvironmentOrThrow(ctx.deps.sql, id);
+  const project = await updateProject(
+    ctx.deps.sql,
+    hashid,
+    { reporting_currency: parsed },
+    await graphqlAudit(ctx),
+  );
+  return projectNode(project);
 }
 
 /**

@@ -7,7 +7,9 @@ import {
   regenerateProjectKey,
   updateProject,
 } from "../services/projects/projects.ts";
-import { readBody } from "./body.ts";
+import { readBody, readLimitedText } from "./body.ts";
+import { MAX_ECB_FILE_BYTES, parseEcbRates } from "../services/fx/ecb.ts";
+import { storeRates } from "../services/fx/rates.ts";
 import { createProjectBody, createTokenBody, updateProjectBody } from "../inputs/admin.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { auditOf, requireAccess } from "./access.ts";
@@ -65,6 +67,21 @@ export function adminRoutes(deps: AppDeps): Hono<AppEnv> {
       auditOf(c),
     );
     return c.json({ qr_logo: logo });
+  });
+
+  // POST /api/v1/admin/fx_rates – store the ECB's reference rates (the body is its XML file) and
+  // reconvert the purchases they change; a malformed file stores nothing
+  app.post("/admin/fx_rates", auth, async (c) => {
+    const xml = await readLimitedText(c, MAX_ECB_FILE_BYTES, "the rates file");
+    const result = await storeRates(sql, parseEcbRates(xml));
+    return c.json({
+      fx_rates: {
+        rates: result.rates,
+        changed: result.changed,
+        reconverted: result.reconverted,
+        last_day: result.lastDay,
+      },
+    });
   });
 
   // POST /api/v1/admin/projects/:hashid/regenerate_key – new key, the old one stops at once

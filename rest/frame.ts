@@ -16,6 +16,8 @@ export const MAX_BODY_BYTES = 1024 * 1024;
  * limit of their own (inputs/link_csv.ts).
  */
 const IMPORT_PATH = /^\/(api\/v1\/projects|dashboard\/environments)\/[^/]+\/links\/import$/;
+/** The ECB's rate files (the full history is about 6 MB): read under their own limit. */
+const FX_RATES_PATH = "/api/v1/admin/fx_rates";
 
 // Request ids: a random prefix per process and a counter, unique across instances and cheaper
 // than a UUID per request.
@@ -109,12 +111,12 @@ function routeTemplate(routes: Hono<AppEnv>, method: string, path: string): stri
 /**
  * The request if its body is within MAX_BODY_BYTES, else null. GET and HEAD carry none the app
  * reads, and a declared Content-Length answers without reading; a body of unknown length
- * (chunked) is read here up to the limit and handed on as bytes. The CSV imports pass: they
- * stream under their own limit.
+ * (chunked) is read here up to the limit and handed on as bytes. The CSV imports and the
+ * exchange rates pass: they read under their own limits.
  */
 async function bodyWithinLimit(req: Request, path: string): Promise<Request | null> {
   if (req.method === "GET" || req.method === "HEAD" || req.body === null) return req;
-  if (req.method === "POST" && IMPORT_PATH.test(path)) return req;
+  if (req.method === "POST" && (IMPORT_PATH.test(path) || path === FX_RATES_PATH)) return req;
   const length = req.headers.get("Content-Length");
   if (length !== null && !req.headers.has("Transfer-Encoding")) {
     return Number(length) <= MAX_BODY_BYTES ? req : null;

@@ -436,6 +436,46 @@ export const OPENAPI_DOCUMENT = {
         },
       },
     },
+    "/api/v1/admin/fx_rates": {
+      post: {
+        operationId: "loadFxRates",
+        summary: "Load the European Central Bank's reference rates (its XML file)",
+        description: "The body is one of the ECB's reference-rate files as published " +
+          "(eurofxref-daily.xml, eurofxref-hist-90d.xml or eurofxref-hist.xml), at most 16 MiB. " +
+          "Rates new or different from those stored are stored, and every purchase whose " +
+          "conversion into its project's reporting currency they change is reconverted, in one " +
+          "transaction. A malformed file stores nothing. The instance also fetches the daily " +
+          "file itself when it can reach the ECB (FX_RATES_URL).",
+        security: adminSecurity,
+        requestBody: {
+          required: true,
+          content: {
+            "application/xml": { schema: { type: "string" } },
+            "text/xml": { schema: { type: "string" } },
+          },
+        },
+        responses: {
+          200: ok(
+            "Stored",
+            object({
+              fx_rates: object({
+                rates: { type: "integer", description: "rates in the file" },
+                changed: { type: "integer", description: "rates new or changed" },
+                reconverted: { type: "integer", description: "purchases reconverted" },
+                last_day: {
+                  type: ["string", "null"],
+                  format: "date",
+                  description: "the latest day of the file",
+                },
+              }),
+            }),
+          ),
+          400: error("Not an ECB reference-rate file (invalid_field, field body)"),
+          ...adminRefusals,
+          413: error("Over 16 MiB"),
+        },
+      },
+    },
     "/api/v1/projects/{project_id}/event_stream_tokens": {
       post: {
         operationId: "createFeedToken",
@@ -1065,7 +1105,10 @@ export const OPENAPI_DOCUMENT = {
         summary: "Totals, a series over time and one breakdown of the environment's events",
         description:
           "Figures from hourly rollups, equal to counts over the raw events (duplicates never " +
-          "counted; revenue and purchases per current purchase version). The range is widened " +
+          "counted; revenue and purchases per current purchase version, revenue in minor units of " +
+          "the project's reporting currency, each purchase converted at the ECB's rate of its " +
+          "day; purchases no rate converts count only in unconverted_purchases; with " +
+          "group_by=currency each group's revenue is in its own currency). The range is widened " +
           "to whole buckets of the interval (whole hours without one) in `tz`; `from` and `to` " +
           "in the answer say which. Filters: `filter[<dimension>]=<value>` for any group_by " +
           "dimension, all of which must hold.",

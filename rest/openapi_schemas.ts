@@ -128,7 +128,7 @@ export const splitResultsSchema = z.object({
     views: total,
     installs: total,
     purchases: z.int(),
-    revenue: z.int().meta({ description: "minor currency units" }),
+    revenue: z.int().meta({ description: "minor units of the project's reporting currency" }),
     conversion_rate: z.number().meta({ description: "installs per view" }),
     probability_best: z.number().min(0).max(1).meta({
       description: "the probability that this variant's conversion rate is the highest " +
@@ -164,7 +164,9 @@ export const linkMetricsSchema = z.object({
   total_reactivations: total,
   total_app_opens: total,
   total_user_referred: total,
-  total_revenue: z.int().meta({ description: "minor currency units (refunds subtract)" }),
+  total_revenue: z.int().meta({
+    description: "minor units of the project's reporting currency (refunds subtract)",
+  }),
 });
 const _metrics: Same<z.output<typeof linkMetricsSchema>, LinkMetrics> = true;
 
@@ -220,6 +222,10 @@ export const projectSchema = z.object({
   }).meta({
     description: "What the project key may write a minute (a link or an event each); over a " +
       "limit SDK writes answer 503 rate_limited",
+  }),
+  reporting_currency: z.string().meta({
+    description: "ISO 4217: the currency revenue is summed in (minor units); purchases in " +
+      "other currencies are converted at the ECB's rate of their day",
   }),
 });
 const _project: Same<z.output<typeof projectSchema>, Project> = true;

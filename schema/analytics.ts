@@ -17,13 +17,16 @@ export const IntervalEnum = builder.enumType("Interval", {
 
 export const MetricEnum = builder.enumType("Metric", {
   description: "What analytics count. TIME_SPENT sums sessions' seconds; REVENUE sums the " +
-    "newest version of each purchase, as the link metrics do.",
+    "newest version of each purchase converted into the project's reporting currency (minor " +
+    "units), as the link metrics do; UNCONVERTED_PURCHASES counts those no exchange rate " +
+    "converts, which count in neither PURCHASES nor REVENUE.",
   values: upperEnum<Metric>(METRICS),
 });
 
 export const DimensionEnum = builder.enumType("Dimension", {
   description: "What analytics can be grouped or filtered by. LINK is the link's path; " +
-    "CAMPAIGN, SOURCE and MEDIUM are the attributed link's tracking values.",
+    "CAMPAIGN, SOURCE and MEDIUM are the attributed link's tracking values; grouped by " +
+    "CURRENCY, each group's revenue is its purchases' amounts in that currency.",
   values: upperEnum<Dimension>(DIMENSIONS),
 });
 
@@ -37,6 +40,7 @@ const FILTER_FIELDS = [
   "source",
   "medium",
   "eventName",
+  "currency",
 ] as const;
 
 export const AnalyticsFilter = builder.inputType("AnalyticsFilter", {
@@ -65,6 +69,7 @@ const FIGURE_FIELDS = [
   "purchases",
   "revenue",
   "custom",
+  "unconvertedPurchases",
 ] as const satisfies readonly (keyof FiguresNode)[];
 
 const Figures = builder.objectRef<FiguresNode>("AnalyticsFigures").implement({

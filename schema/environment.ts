@@ -10,6 +10,7 @@ import {
   environmentProject,
   type LinkConnectionNode,
   type ProjectNode,
+  setReportingCurrencyMutation,
   setSdkLimitsMutation,
 } from "../resolvers/environment.ts";
 import {
@@ -44,6 +45,10 @@ const Project = builder.objectRef<ProjectNode>("Project").implement({
     linkDomain: t.exposeString("linkDomain", {
       nullable: true,
       description: "The host its links are served on; null: the instance's own.",
+    }),
+    reportingCurrency: t.exposeString("reportingCurrency", {
+      description: "ISO 4217: the currency revenue is summed in, in its minor units; purchases " +
+        "in other currencies are converted at the ECB's rate of their day.",
     }),
   }),
 });
@@ -238,6 +243,19 @@ builder.mutationField("setSdkLimits", (t) =>
       input: t.arg({ type: SdkLimitsInput, required: true }),
     },
     resolve: (_root, args, ctx) => setSdkLimitsMutation(ctx, args.projectId, args.input),
+  }));
+
+builder.mutationField("setReportingCurrency", (t) =>
+  t.field({
+    type: Project,
+    description: "As PATCH /api/v1/admin/projects/:hashid with reporting_currency, for the " +
+      "project of this environment: every purchase of the project is reconverted. Takes the " +
+      "admin role on the project, or an API key with the `admin` scope.",
+    args: {
+      projectId: t.arg.id({ required: true }),
+      currency: t.arg.string({ required: true, description: "An ISO 4217 code such as EUR." }),
+    },
+    resolve: (_root, args, ctx) => setReportingCurrencyMutation(ctx, args.projectId, args.currency),
   }));
 
 builder.mutationField("createLink", (t) =>

@@ -61,7 +61,9 @@ const VariantResultRef = builder.objectRef<SplitResultsNode["variants"][number]>
     views: t.exposeFloat("views"),
     installs: t.exposeFloat("installs"),
     purchases: t.exposeFloat("purchases"),
-    revenue: t.exposeFloat("revenue", { description: "Minor currency units." }),
+    revenue: t.exposeFloat("revenue", {
+      description: "Minor units of the project's reporting currency.",
+    }),
     conversionRate: t.exposeFloat("conversionRate", { description: "Installs per view." }),
     probabilityBest: t.exposeFloat("probabilityBest", {
       description: "The probability that this variant's conversion rate (installs per view) " +

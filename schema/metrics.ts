@@ -4,7 +4,8 @@ import { builder } from "./builder.ts";
 import { LinkMetricsRef, LinkRef } from "./refs.ts";
 
 LinkMetricsRef.implement({
-  description: "Lifetime totals of one link (revenue in minor units, time in seconds).",
+  description: "Lifetime totals of one link (revenue in minor units of the project's reporting " +
+    "currency, time in seconds).",
   // Every field is exposed under its own name, so graphql-jit reads it inline: a field with a
   // resolver of its own (another name, `resolve:`) costs a call and a resolve info per item.
   fields: (t) => ({

@@ -9,6 +9,8 @@ import assert from "node:assert/strict";
 import { mergeRollups } from "../services/analytics/rollups.ts";
 import { DIMENSIONS, INTERVALS, METRICS } from "../services/analytics/query.ts";
 import { referenceFigures, type ReferenceRow } from "./helpers/analytics_reference.ts";
+import { parseEcbRates } from "../services/fx/ecb.ts";
+import { setReportingCurrency, storeRates } from "../services/fx/rates.ts";
 import { ManualClock } from "./helpers/clock.ts";
 import { generateLink, ingest, type Json, metrics } from "./helpers/sdk.ts";
 import { adminHeaders, call, createProject, startTestServer } from "./helpers/server.ts";
@@ -83,7 +85,9 @@ function randomEvent(i: number): Record<string, unknown> {
       // Corrections, late older versions and repeated versions alike.
       version: 1 + rnd.int(4),
       amount: rnd.int(5000) - 500,
-      currency: "EUR",
+      // The reporting currency (USD) as sent in either case, currencies with rates from some
+      // day on, and one the ECB has none for.
+      currency: rnd.pick(["EUR", "EUR", "USD", "usd", "JPY", "GBP", "KWD", "XYZ"]),
       product_id: "p",
       store: "app_store",
     };
@@ -133,9 +137,11 @@ function analytics(params: Record<string, string>) {
 
 const byKey = (rows: ReferenceRow[], kind: "bucket" | "key") => Map.groupBy(rows, (r) => r[kind]);
 
-function sumRows(rows: readonly ReferenceRow[], metricNames: string[]) {
+/** The rows' sums; `byCurrency`: revenue is each currency's own amounts (group_by=currency). */
+function sumRows(rows: readonly ReferenceRow[], metricNames: string[], byCurrency = false) {
+  const column = (m: string) => (byCurrency && m === "revenue" ? "own_revenue" : m);
   return Object.fromEntries(
-    metricNames.map((m) => [m, rows.reduce((n, r) => n + Number(r[m] ?? 0), 0)]),
+    metricNames.map((m) => [m, rows.reduce((n, r) => n + Number(r[column(m)] ?? 0), 0)]),
   );
 }
 
@@ -163,9 +169,13 @@ async function assertMatchesRaw(params: Record<string, string>) {
   });
   const label = JSON.stringify(params);
   assert.deepEqual(answer.totals, sumRows(rows, metricNames), `totals of ${label}`);
-  const seriesOf = (of: ReferenceRow[], starts: string[]) => {
+  const byCurrency = params.group_by === "currency";
+  const seriesOf = (of: ReferenceRow[], starts: string[], group = false) => {
     const buckets = byKey(of, "bucket");
-    return starts.map((start) => ({ start, ...sumRows(buckets.get(start) ?? [], metricNames) }));
+    return starts.map((start) => ({
+      start,
+      ...sumRows(buckets.get(start) ?? [], metricNames, group && byCurrency),
+    }));
   };
   if (params.interval) {
     const starts: string[] = answer.series.map((p: Json) => p.start);
@@ -179,7 +189,7 @@ async function assertMatchesRaw(params: Record<string, string>) {
   if (params.group_by) {
     const first = metricNames[0]!;
     const groups = [...byKey(rows, "key").entries()]
-      .map(([key, of]) => ({ key, of, totals: sumRows(of, metricNames) }))
+      .map(([key, of]) => ({ key, of, totals: sumRows(of, metricNames, byCurrency) }))
       // Groups whose every figure is zero are left out.
       .filter((g) => Object.values(g.totals).some((v) => v !== 0))
       .sort((a, b) =>
@@ -195,7 +205,11 @@ async function assertMatchesRaw(params: Record<string, string>) {
     if (params.interval) {
       const starts = answer.series.map((p: Json) => p.start);
       for (const [i, g] of groups.entries()) {
-        assert.deepEqual(answer.groups[i].series, seriesOf(g.of, starts), `${g.key} in ${label}`);
+        assert.deepEqual(
+          answer.groups[i].series,
+          seriesOf(g.of, starts, true),
+          `${g.key} in ${label}`,
+        );
       }
     }
   }
@@ -308,14 +322,31 @@ async function assertEveryShape() {
   }
 }
 
+/** Stores an ECB file of tests/fixtures/ecb/ as `deno task fx` does. */
+async function loadRates(file: string) {
+  const xml = await Deno.readTextFile(new URL(`./fixtures/ecb/${file}`, import.meta.url));
+  return await storeRates(srv.sql, parseEcbRates(xml));
+}
+
 Deno.test("analytics: every query shape equals the raw events' figures, before and after rollups merge", async () => {
+  // Rates from 22 October on: earlier purchases in another currency than USD have none yet.
+  await loadRates("eurofxref-hist.xml");
   await sendRandomEvents(500, 0);
   await sendViews(25);
   // Appended rows, then some merged, then more appended: the figures never depend on which.
   await assertEveryShape();
   await mergeRollups(srv.sql, new Date(START + SPAN / 2));
+  // 20 October's rates convert the purchases of the 20th and 21st (the latest earlier day).
+  const loaded = await loadRates("eurofxref-daily.xml");
+  assert.ok(loaded.reconverted > 0, JSON.stringify(loaded));
   await sendRandomEvents(300, 500);
   await assertEveryShape();
+  // Another reporting currency reconverts every purchase of the project.
+  const [{ id }] = await srv.sql<[{ id: number }]>`
+    select project_id as id from environments where id = ${project.productionId}`;
+  await srv.sql.begin((tx) => setReportingCurrency(tx, id, "JPY"));
+  await assertEveryShape();
+  await srv.sql.begin((tx) => setReportingCurrency(tx, id, "EUR"));
   const merged = await mergeRollups(srv.sql, new Date("2030-01-01T00:00:00Z"));
   assert.ok(merged.rows > 0);
   const [{ unmerged }] = await srv.sql<[{ unmerged: number }]>`

@@ -13,6 +13,7 @@ import { purgeExpired } from "../services/feed/retention.ts";
 import { ensurePartitions, listPartitions } from "../services/maintenance/partitions.ts";
 import { getEnvironmentOrThrow } from "../services/projects/projects.ts";
 import { type Dimension, METRICS } from "../services/analytics/query.ts";
+import { setReportingCurrency } from "../services/fx/rates.ts";
 import { MARGIN_DIMENSIONS, mergeRollups, ROLLUP_METRICS } from "../services/analytics/rollups.ts";
 import { referenceFigures } from "./helpers/analytics_reference.ts";
 import { ManualClock } from "./helpers/clock.ts";
@@ -201,6 +202,10 @@ Deno.test({
     const ctx = { environment: env, clock, linkBaseUrl: "https://lnk.example.test" };
     for (let n = 0; n < 6; n++) await recordEvents(srv.sql, ctx, writerBatch(n, paths));
     await mergeRollups(srv.sql, new Date("2031-01-01T00:00:00Z"));
+    // The project sold in euros: the upgrade (00027) makes that its reporting currency.
+    const [{ id }] = await srv.sql<[{ id: number }]>`
+      select project_id as id from environments where id = ${project.productionId}`;
+    await srv.sql.begin((tx) => setReportingCurrency(tx, id, "EUR"));
     const before = await figures(project.productionId);
     assert.deepEqual(before.answered, before.expected);
 
@@ -216,6 +221,12 @@ Deno.test({
       );
       await srv.sql.begin((tx) => tx.file(migration));
     }
+    // The later migrations' columns of the re-created tables (00023's rule and variant), then
+    // 00027's own text: it moves each current purchase version to its currency's row.
+    await srv.sql`alter table analytics_rollups add column rule text, add column variant smallint`;
+    await srv.sql.begin((tx) =>
+      tx.file(fileURLToPath(new URL("../db/migrations/00027_fx/index.sql", import.meta.url)))
+    );
     const after = await figures(project.productionId);
     assert.deepEqual(after.answered, before.expected);
     assert.deepEqual(await marginsOffMergedRollups(), []);

@@ -140,7 +140,8 @@ test({
       const env = `${srv.url}/dashboard/environments/${envId}`;
       const domain = await call(srv.url, "PATCH", `/api/v1/admin/projects/${project.hashid}`, {
         headers: adminHeaders,
-        body: { link_domain: LINK_DOMAIN },
+        // The project sells in euros: revenue is summed in them.
+        body: { link_domain: LINK_DOMAIN, reporting_currency: "EUR" },
       });
       assert.equal(domain.status, 200, domain.text);
 

@@ -79,6 +79,7 @@ const REST_EQUIVALENTS: Record<string, string> = {
   "Mutation.createApiKey": "POST /api/v1/projects/:project_id/api_keys",
   "Mutation.revokeApiKey": "DELETE /api/v1/projects/:project_id/api_keys/:key_id",
   "Mutation.setSdkLimits": "PATCH /api/v1/admin/projects/:hashid",
+  "Mutation.setReportingCurrency": "PATCH /api/v1/admin/projects/:hashid",
 };
 
 Deno.test("every admin mutation and list needs exactly what its REST route needs", () => {
@@ -256,6 +257,11 @@ const DRIVERS: Record<AdminField, Driver> = {
   "Mutation.setSdkLimits": {
     doc: `mutation($id: ID!) { setSdkLimits(projectId: $id, input: { perAddress: 20000 }) {
       sdkLimits { perAddress } } }`,
+    change: true,
+  },
+  "Mutation.setReportingCurrency": {
+    doc: `mutation($id: ID!) { setReportingCurrency(projectId: $id, currency: "USD") {
+      reportingCurrency } }`,
     change: true,
   },
 };

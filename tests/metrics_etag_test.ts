@@ -149,7 +149,8 @@ Deno.test("metrics_for_project: ETag, 304 for the current tag, a new tag on ever
       transaction_id: "t1",
       version,
       amount: 500,
-      currency: "EUR",
+      // The project's reporting currency (a new project's): counted as sent.
+      currency: "USD",
       product_id: "pro",
       store: "app_store",
     },

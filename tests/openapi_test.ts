@@ -186,6 +186,7 @@ Deno.test("the suite-wide check refuses an answer that drifts from the document"
     created_at: "2026-01-01T00:00:00.000Z",
     environments: { production: { project_id: 1 }, test: { project_id: 2 } },
     sdk_limits: { per_key: 100_000, per_address: 10_000 },
+    reporting_currency: "USD",
   };
   // The list as it was answered before link_domain and apps were read: refused, naming them.
   check.observe(list, Response.json({ projects: [project] }));

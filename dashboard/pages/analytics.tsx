@@ -258,8 +258,8 @@ function AnalyticsFormView(props: AnalyticsPanelProps) {
       <div class="field ac-currency">
         <label for="ac-currency">Show revenue in</label>
         <p class="hint" id="ac-currency-hint">
-          Purchases are summed as your apps send them, in minor units (cents): name their currency
-          to read the sum as money.
+          Revenue is summed in the project's reporting currency (its project settings), in minor
+          units (cents): name that currency to read the sum as money.
         </p>
         <select id="ac-currency" name="currency" aria-describedby="ac-currency-hint">
           <option value="" selected={form.currency === ""}>Minor units</option>

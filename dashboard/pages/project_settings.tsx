@@ -4,6 +4,7 @@ import type { Project } from "../../services/projects/projects.ts";
 import type { Session } from "../../services/access/sessions.ts";
 import { Csrf, Field } from "../layout.tsx";
 import { BASE } from "../security.ts";
+import { CURRENCY_CODES } from "../../services/fx/convert.ts";
 import {
   DEFAULT_LIMITS,
   type LimitErrors,
@@ -180,6 +181,41 @@ export function WriteLimits(props: {
           />
         </div>
         <button type="submit" class="button">Save write limits</button>
+      </form>
+    </section>
+  );
+}
+
+/**
+ * The project page's "Reporting currency" card: the currency revenue is summed in
+ * (docs/analytics.md, "One currency"). Changing it reconverts every purchase of the project.
+ */
+export function ReportingCurrency(props: { session: Session; project: Project; error?: string }) {
+  const p = props.project;
+  return (
+    <section class="card" aria-labelledby="currency-h">
+      <h2 id="currency-h">Reporting currency</h2>
+      <p class="muted apps-intro">
+        Revenue is summed in this currency. Purchases in another currency are converted at the
+        European Central Bank's reference rate of their day; those no rate converts yet count as
+        unconverted purchases, not as revenue.
+      </p>
+      <form method="post" action={`${BASE}/projects/${p.id}/reporting_currency`}>
+        <Csrf session={props.session} />
+        <div class="field">
+          <label for="reporting-currency">Currency</label>
+          <select
+            id="reporting-currency"
+            name="reporting_currency"
+            aria-invalid={props.error ? "true" : undefined}
+          >
+            {[...CURRENCY_CODES].map((c) => (
+              <option value={c} selected={c === p.reporting_currency}>{c}</option>
+            ))}
+          </select>
+          {props.error && <p class="error">{props.error}</p>}
+        </div>
+        <button type="submit" class="button">Save reporting currency</button>
       </form>
     </section>
   );

@@ -21,7 +21,7 @@ import {
   type SettingsValues,
   settingsValuesOf,
 } from "../settings_form.ts";
-import { DomainAndApps, WriteLimits } from "./project_settings.tsx";
+import { DomainAndApps, ReportingCurrency, WriteLimits } from "./project_settings.tsx";
 
 export function ProjectsPage(props: {
   session: Session;
@@ -136,6 +136,8 @@ export function ProjectPage(props: {
   /** The link domain and apps form as submitted, when it had errors. */
   settings?: { values: SettingsValues; errors: SettingsErrors };
   limits?: { values: LimitValues; errors: LimitErrors };
+  /** The reporting currency form's error, when it had one. */
+  currencyError?: string;
 }) {
   const p = props.project;
   return (
@@ -241,6 +243,9 @@ export function ProjectPage(props: {
           values={props.limits?.values ?? limitValuesOf(p)}
           errors={props.limits?.errors ?? {}}
         />
+      )}
+      {may(props.session, "project.settings") && (
+        <ReportingCurrency session={props.session} project={p} error={props.currencyError} />
       )}
     </Layout>
   );

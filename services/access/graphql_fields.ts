@@ -66,6 +66,7 @@ export const GRAPHQL_ACCESS = {
   "Mutation.createApiKey": "api_keys.manage",
   "Mutation.revokeApiKey": "api_keys.manage",
   "Mutation.setSdkLimits": "project.settings",
+  "Mutation.setReportingCurrency": "project.settings",
 } as const satisfies Record<string, FieldAccess>;
 
 export type FieldCoordinate = keyof typeof GRAPHQL_ACCESS;

@@ -86,6 +86,11 @@ export const PERMISSIONS = {
   },
   "accounts.manage": { role: "instance", scope: null, summary: "create and remove accounts" },
   "audit.instance": { role: "instance", scope: null, summary: "the whole instance's audit log" },
+  "fx_rates.load": {
+    role: "instance",
+    scope: null,
+    summary: "load the ECB's exchange rates (every project's revenue)",
+  },
 } as const satisfies Record<string, Permission>;
 
 export type Operation = keyof typeof PERMISSIONS;

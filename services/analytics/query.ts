@@ -15,8 +15,14 @@ import type { Db, Sql } from "../../db/connect.ts";
 import { ApiError } from "../errors.ts";
 import { MARGIN_DIMENSIONS, type MarginDimension, ROLLUP_METRICS } from "./rollups.ts";
 
-/** The metrics a query may ask for: every column of a rollup row. */
-export const METRICS = ROLLUP_METRICS;
+/**
+ * The metrics a query may ask for: every metric column of a rollup row but `amount` (purchases'
+ * amounts in their own currencies, which group_by=currency answers as revenue).
+ */
+export const METRICS = ROLLUP_METRICS.filter((m) => m !== "amount") as Exclude<
+  (typeof ROLLUP_METRICS)[number],
+  "amount"
+>[];
 export type Metric = (typeof METRICS)[number];
 
 export const DIMENSIONS = [
@@ -32,6 +38,7 @@ export const DIMENSIONS = [
   "event_name",
   "rule",
   "variant",
+  "currency",
 ] as const;
 export type Dimension = (typeof DIMENSIONS)[number];
 
@@ -84,6 +91,7 @@ const DIMENSION_SQL: Record<Dimension, string> = {
   event_name: "r.event_name",
   rule: "r.rule",
   variant: "r.variant::text",
+  currency: "r.currency",
 };
 /** Dimensions that mean something only within one link: asked for with `link=`. */
 export const PER_LINK_DIMENSIONS: readonly Dimension[] = ["rule", "variant"];
@@ -236,7 +244,12 @@ function figures(
   // Without an interval, the whole range is one bucket (the series is not answered).
   const bucketOf = (hour: string) =>
     q.interval ? `date_trunc('${q.interval}', ${hour})` : "$2::timestamptz";
-  const sums = (from: string) => q.metrics.map((m) => `sum(${from}.${m}) as ${m}`).join(", ");
+  // By currency, each group's revenue is its purchases' amounts in that currency (the rows'
+  // `own`); the totals and the series stay in the reporting currency.
+  const own = q.groupBy === "currency" && q.metrics.includes("revenue");
+  const sums = (from: string, group = false) =>
+    q.metrics.map((m) => `sum(${from}.${group && own && m === "revenue" ? "own" : m}) as ${m}`)
+      .join(", ");
   const margin = marginSource(q, linkIds);
   const source = margin
     ? `select null::int as part, m.* from (${
@@ -252,13 +265,15 @@ function figures(
   const first = q.metrics[0]!;
   const text = `
     with f as (
-      select s.part, s.bucket, s.key, ${sums("s")}
+      select s.part, s.bucket, s.key, ${sums("s")}${own ? ", sum(s.own) as own" : ""}
       from (${source}) s
       group by 1, 2, 3
     ), ranked as (
-      select part, key, ${sums("f")},
+      select part, key, ${sums("f", true)},
         row_number() over (
-          partition by part order by sum(f.${first}) desc, key collate "C" nulls last
+          partition by part
+          order by sum(f.${own && first === "revenue" ? "own" : first}) desc,
+            key collate "C" nulls last
         ) as rank
       from f
       group by part, key
@@ -276,7 +291,7 @@ function figures(
     union all
     select 'group', part, null, key, rank, ${q.metrics.join(", ")} from top
     union all
-    select 'group_series', part, to_char(bucket, ${LOCAL_ISO}), key, 0, ${sums("f")} from f
+    select 'group_series', part, to_char(bucket, ${LOCAL_ISO}), key, 0, ${sums("f", true)} from f
     where ${q.interval ? "true" : "false"} and exists (
       select 1 from top t where t.part is not distinct from f.part and t.key is not distinct from f.key
     )
@@ -400,7 +415,9 @@ function rollupRows(
   const key = q.groupBy ? `${DIMENSION_SQL[q.groupBy]}::text` : "null::text";
   return `
     select ${linkIds ? "r.link_id" : "null::int"} as part, ${bucketOf("r.hour")} as bucket,
-      ${key} as key, ${q.metrics.map((m) => `r.${m}`).join(", ")}
+      ${key} as key, ${q.metrics.map((m) => `r.${m}`).join(", ")}${
+    q.groupBy === "currency" ? ", r.amount as own" : ""
+  }
     from analytics_rollups r
     ${joinLink ? "left join links l on l.id = r.link_id" : ""}
     where ${conditions.join(" and ")}`;

@@ -29,6 +29,10 @@ export const ROLLUP_METRICS = [
   "purchases",
   "revenue",
   "custom",
+  // Purchases' amounts in their own currency, read as revenue by group_by=currency (migration
+  // 00027): not a metric of its own.
+  "amount",
+  "unconverted_purchases",
 ] as const;
 export type RollupMetric = (typeof ROLLUP_METRICS)[number];
 
@@ -43,6 +47,8 @@ export const ROLLUP_KEYS = [
   "event_name",
   "rule",
   "variant",
+  // A purchase's currency (null on every other row).
+  "currency",
 ] as const;
 
 /**
@@ -193,12 +199,21 @@ export interface PurchaseBucket {
   rule: string | null;
   variant: number | null;
   name: string;
+  /** The purchase's currency (upper case). */
+  currency: string;
 }
 
+/**
+ * What a purchase version moves in its bucket: a converted one counts as a purchase with its
+ * conversion as revenue, one without a rate as an unconverted purchase; both with their
+ * amount in their own currency. A correction or a reconversion appends the differences.
+ */
 export interface PurchaseDelta {
   bucket: PurchaseBucket;
-  purchases: 1 | -1;
+  purchases: number;
   revenue: number;
+  amount: number;
+  unconverted: number;
 }
 
 /**
@@ -210,11 +225,11 @@ export function purchaseRollupRows(db: Db, environmentId: number, deltas: Purcha
   const col = <T>(f: (d: PurchaseDelta) => T) => deltas.map(f);
   return db`
     insert into analytics_rollups (
-      environment_id, hour, link_id, country, platform, os, event_name, rule, variant, purchases,
-      revenue
+      environment_id, hour, link_id, country, platform, os, event_name, rule, variant, currency,
+      purchases, revenue, amount, unconverted_purchases
     )
-    select ${environmentId}, hour, link_id, country, platform, os, name, rule, variant, purchases,
-      revenue
+    select ${environmentId}, hour, link_id, country, platform, os, name, rule, variant, currency,
+      purchases, revenue, amount, unconverted
     from unnest(
       ${col((d) => d.bucket.hour.toISOString())}::timestamptz[],
       ${col((d) => d.bucket.link_id)}::int[],
@@ -224,9 +239,13 @@ export function purchaseRollupRows(db: Db, environmentId: number, deltas: Purcha
       ${col((d) => d.bucket.name)}::text[],
       ${col((d) => d.bucket.rule)}::text[],
       ${col((d) => d.bucket.variant)}::smallint[],
+      ${col((d) => d.bucket.currency)}::text[],
       ${col((d) => d.purchases)}::bigint[],
-      ${col((d) => d.revenue)}::bigint[]
-    ) as t(hour, link_id, country, platform, os, name, rule, variant, purchases, revenue)
+      ${col((d) => d.revenue)}::bigint[],
+      ${col((d) => d.amount)}::bigint[],
+      ${col((d) => d.unconverted)}::bigint[]
+    ) as t(hour, link_id, country, platform, os, name, rule, variant, currency, purchases, revenue,
+      amount, unconverted)
   `;
 }
 

@@ -28,6 +28,7 @@ import {
   utcHour,
 } from "../analytics/rollups.ts";
 import { countIngested } from "../monitoring/metrics.ts";
+import { convertWith, ingestionRates, utcDay } from "../fx/rates.ts";
 
 export type EventEnvironment = Pick<Environment, "id" | "kind" | "hashid">;
 
@@ -329,6 +330,10 @@ interface PurchaseVersionRow {
   name: string;
   version: number;
   amount: string;
+  /** Upper case; null only on a version-0 record created by this batch. */
+  currency: string | null;
+  /** The amount in the reporting currency; null when no rate converted it. */
+  converted: string | null;
   link_id: number | null;
   /** Where the version counts in the rollups; null when unknown (stored before them). */
   hour: Date | null;
@@ -368,6 +373,7 @@ async function applyPurchases(
         hour: utcHour(event.occurred_at),
         link_id: linkId,
         name: event.name,
+        currency: event.purchase.currency.toUpperCase(),
         ...eventDimensions(event),
       };
       newest.set(key, { name: event.name, purchase: event.purchase, linkId, bucket });
@@ -377,7 +383,15 @@ async function applyPurchases(
   const incoming = [...newest.values()].sort((a, b) =>
     compare(a.purchase.transaction_id, b.purchase.transaction_id) || compare(a.name, b.name)
   );
-  const current = await db<PurchaseVersionRow[]>`
+  // The rates are read (under the conversion lock, services/fx/rates.ts) in statements sent
+  // with the first one: no round trip of their own.
+  const [{ reporting, rates }, current] = await Promise.all([
+    ingestionRates(
+      db,
+      environmentId,
+      incoming.map((p) => ({ currency: p.bucket.currency, day: utcDay(p.bucket.hour) })),
+    ),
+    db<PurchaseVersionRow[]>`
     insert into purchase_versions (environment_id, transaction_id, name, version, amount)
     select ${environmentId}, transaction_id, name, 0, 0
     from unnest(
@@ -387,26 +401,46 @@ async function applyPurchases(
     order by ord
     on conflict (environment_id, transaction_id, name)
       do update set version = purchase_versions.version
-    returning transaction_id, name, version, amount, link_id, hour, country, platform, os, rule,
-      variant
-  `;
+    returning transaction_id, name, version, amount, currency, converted::text, link_id, hour,
+      country, platform, os, rule, variant
+  `,
+  ]);
   const byKey = new Map(current.map((r) => [JSON.stringify([r.transaction_id, r.name]), r]));
   const rollups: PurchaseDelta[] = [];
+  const converted = new Map<string, bigint | null>();
   const newer = incoming.filter((p) => {
-    const old = byKey.get(JSON.stringify([p.purchase.transaction_id, p.name]));
+    const id = JSON.stringify([p.purchase.transaction_id, p.name]);
+    const old = byKey.get(id);
     if (!old || p.purchase.version <= old.version) return false;
-    if (old.link_id !== null && old.version > 0) {
-      addRevenue(deltas, old.link_id, -Number(old.amount));
+    const oldConverted = old.converted === null ? null : Number(old.converted);
+    if (old.link_id !== null && old.version > 0 && oldConverted !== null) {
+      addRevenue(deltas, old.link_id, -oldConverted);
     }
-    if (p.linkId !== null) addRevenue(deltas, p.linkId, p.purchase.amount);
+    const next = convertWith(
+      rates,
+      p.purchase.amount,
+      p.bucket.currency,
+      reporting,
+      utcDay(p.bucket.hour),
+    );
+    converted.set(id, next);
+    if (p.linkId !== null && next !== null) addRevenue(deltas, p.linkId, Number(next));
     if (old.version > 0 && old.hour !== null) {
       rollups.push({
-        bucket: { ...old, hour: old.hour, name: p.name },
-        purchases: -1,
-        revenue: -Number(old.amount),
+        bucket: { ...old, hour: old.hour, name: p.name, currency: old.currency ?? reporting },
+        purchases: oldConverted === null ? 0 : -1,
+        revenue: -(oldConverted ?? 0),
+        amount: -Number(old.amount),
+        unconverted: oldConverted === null ? -1 : 0,
       });
     }
-    rollups.push({ bucket: p.bucket, purchases: 1, revenue: p.purchase.amount });
+    rollups.push({
+      bucket: p.bucket,
+      purchases: next === null ? 0 : 1,
+      revenue: next === null ? 0 : Number(next),
+      amount: p.purchase.amount,
+      unconverted: next === null ? 1 : 0,
+    });
     return true;
   });
   if (newer.length === 0) return;
@@ -415,7 +449,8 @@ async function applyPurchases(
     with updated as (
       update purchase_versions p
       set version = u.version, amount = u.amount, link_id = u.link_id, hour = u.hour,
-        country = u.country, platform = u.platform, os = u.os, rule = u.rule, variant = u.variant
+        country = u.country, platform = u.platform, os = u.os, rule = u.rule, variant = u.variant,
+        currency = u.currency, converted = u.converted
       from unnest(
         ${col((p) => p.purchase.transaction_id)}::text[],
         ${col((p) => p.name)}::text[],
@@ -427,9 +462,15 @@ async function applyPurchases(
         ${col((p) => p.bucket.platform)}::text[],
         ${col((p) => p.bucket.os)}::text[],
         ${col((p) => p.bucket.rule)}::text[],
-        ${col((p) => p.bucket.variant)}::smallint[]
+        ${col((p) => p.bucket.variant)}::smallint[],
+        ${col((p) => p.bucket.currency)}::text[],
+        ${
+    col((p) =>
+      converted.get(JSON.stringify([p.purchase.transaction_id, p.name]))?.toString() ?? null
+    )
+  }::bigint[]
       ) as u(transaction_id, name, version, amount, link_id, hour, country, platform, os, rule,
-        variant)
+        variant, currency, converted)
       where p.environment_id = ${environmentId}
         and p.transaction_id = u.transaction_id and p.name = u.name
     )

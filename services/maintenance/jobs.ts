@@ -6,6 +6,7 @@ import { describeError, type Logger } from "../../infra/log.ts";
 import { ensureAllPartitions } from "./partitions.ts";
 import type { Config } from "../../config.ts";
 import { mergeRollups, utcHour } from "../analytics/rollups.ts";
+import { fetchRatesIfDue } from "../fx/fetch.ts";
 
 export interface BackgroundJobs {
   stop(): Promise<void>;
@@ -74,10 +75,21 @@ export function startBackgroundJobs(
   let running: Promise<void> = Promise.resolve();
   const stopping = new AbortController();
 
+  // This instance's name on the exchange rates' fetch lease (services/fx/fetch.ts).
+  const instanceId = `${Deno.pid}:${crypto.randomUUID()}`;
+
   async function pass() {
     // First and whatever the purge does: the coming days' partitions never wait for retention.
     await maintainPartitions(deps, stopping.signal);
     await maintainRollups(deps, stopping.signal);
+    if (deps.config.fxRatesUrl !== null) {
+      // Never throws but for its lease's statement (the database gone): logged, retried next pass.
+      await fetchRatesIfDue(deps, {
+        url: deps.config.fxRatesUrl,
+        instanceId,
+        signal: stopping.signal,
+      }).catch((err) => deps.logger.warn("exchange rates fetch failed", describeError(err)));
+    }
     try {
       const result = await purgeExpired(
         deps.sql,

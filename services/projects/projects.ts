@@ -5,6 +5,7 @@ import { ApiError, isUniqueViolation, notFound } from "../errors.ts";
 import { projectHashid } from "../../infra/hashids.ts";
 import { hashSecret, plausibleSecret, randomToken } from "../../infra/secrets.ts";
 import { type SdkLimits, sdkLimitsOf } from "./sdk_limits.ts";
+import { setReportingCurrency } from "../fx/rates.ts";
 
 export type EnvironmentKind = "production" | "test";
 
@@ -19,6 +20,8 @@ export interface Project {
   apps: Apps;
   /** What the project key may write a minute (services/sdk_limits.ts). */
   sdk_limits: SdkLimits;
+  /** ISO 4217: the currency revenue is summed in (services/fx/rates.ts). */
+  reporting_currency: string;
 }
 
 /** One environment of a project: what SDK and feed requests act on. */
@@ -42,6 +45,7 @@ interface ProjectRow {
   apps: Apps;
   sdk_writes_per_key: number | null;
   sdk_writes_per_address: number | null;
+  reporting_currency: string;
 }
 
 const PROJECT_KEY_PREFIX = "pk_";
@@ -63,6 +67,7 @@ function toProject(row: ProjectRow): Project {
     link_domain: row.link_domain,
     apps: row.apps,
     sdk_limits: sdkLimitsOf(row),
+    reporting_currency: row.reporting_currency,
   };
 }
 
@@ -71,7 +76,7 @@ async function selectProject(db: Db, hashid: string): Promise<ProjectRow | undef
   if (!/^[A-Za-z0-9]{1,64}$/.test(hashid)) return undefined;
   const [row] = await db<ProjectRow[]>`
     select p.id, p.hashid, p.name, p.enterprise, p.created_at, p.link_domain, p.apps,
-      p.sdk_writes_per_key, p.sdk_writes_per_address,
+      p.sdk_writes_per_key, p.sdk_writes_per_address, p.reporting_currency,
       (select id from environments where project_id = p.id and kind = 'production') as production_id,
       (select id from environments where project_id = p.id and kind = 'test') as test_id
     from projects p
@@ -141,6 +146,8 @@ export async function updateProject(
     apps?: { ios?: Apps["ios"] | null; android?: Apps["android"] | null } | undefined;
     /** Each: absent leaves it, null returns to the default, a number sets it. */
     sdk_limits?: { per_key?: number | null; per_address?: number | null } | undefined;
+    /** Reconverts every purchase of the project when it changes. */
+    reporting_currency?: string | undefined;
   },
   audit: AuditContext,
   options: { defaultHost?: string } = {},
@@ -181,6 +188,9 @@ export async function updateProject(
           updated_at = now()
         where id = ${current.id}
       `;
+      if (changes.reporting_currency !== undefined) {
+        await setReportingCurrency(tx, current.id, changes.reporting_currency);
+      }
       await recordAudit(tx, audit, {
         action: "project.update",
         project: { hashid },
@@ -299,7 +309,7 @@ export async function listProjects(
   const pattern = "%" + search.replace(/[\\%_]/g, (c) => "\\" + c) + "%";
   const rows = await db<ProjectRow[]>`
     select p.id, p.hashid, p.name, p.enterprise, p.created_at, p.link_domain, p.apps,
-      p.sdk_writes_per_key, p.sdk_writes_per_address,
+      p.sdk_writes_per_key, p.sdk_writes_per_address, p.reporting_currency,
       (select id from environments where project_id = p.id and kind = 'production') as production_id,
       (select id from environments where project_id = p.id and kind = 'test') as test_id
     from projects p

@@ -16,7 +16,8 @@ export interface Expected {
 
 const SETTINGS_ROW =
   "feed tokens, destinations, API keys, the project key, the link domain and apps";
-const INSTANCE_ROW = "creating and listing every project, Enterprise, accounts, the instance's log";
+const INSTANCE_ROW =
+  "creating and listing every project, Enterprise, accounts, exchange rates, the instance's log";
 
 export const EXPECTED_ACCESS: Record<Operation, Expected> = {
   "links.read": {
@@ -51,6 +52,7 @@ export const EXPECTED_ACCESS: Record<Operation, Expected> = {
   "projects.manage": { role: "instance", scope: null, doc: INSTANCE_ROW },
   "accounts.manage": { role: "instance", scope: null, doc: INSTANCE_ROW },
   "audit.instance": { role: "instance", scope: null, doc: INSTANCE_ROW },
+  "fx_rates.load": { role: "instance", scope: null, doc: INSTANCE_ROW },
 };
 
 const ROLE_ORDER = ["viewer", "editor", "admin", "owner"];
