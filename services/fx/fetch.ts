@@ -51,10 +51,14 @@ export async function fetchRatesIfDue(
 ): Promise<FetchOutcome> {
   const { sql, clock, logger } = deps;
   const now = clock.now();
+  // The row is made by the first claim, not by the migration: a database restored from a backup
+  // (db/backup) must start with every table empty.
   const claimed = await sql`
-    update fx_fetch set lease_owner = ${options.instanceId},
-      lease_expires_at = ${new Date(now.getTime() + LEASE_MS)}
-    where next_at <= ${now} and (lease_owner is null or lease_expires_at <= ${now})
+    insert into fx_fetch as f (id, lease_owner, lease_expires_at)
+    values (true, ${options.instanceId}, ${new Date(now.getTime() + LEASE_MS)})
+    on conflict (id) do update set lease_owner = excluded.lease_owner,
+      lease_expires_at = excluded.lease_expires_at
+    where f.next_at <= ${now} and (f.lease_owner is null or f.lease_expires_at <= ${now})
     returning 1
   `;
   if (claimed.length === 0) return { fetched: false };

@@ -16,7 +16,7 @@ create table if not exists fx_rates (
   primary key (currency, day)
 );
 
--- The daily fetch (services/fx/fetch.ts): one row, leased by the instance that fetches, so that
+-- The daily fetch (services/fx/fetch.ts): at most one row, leased by the instance that fetches, so that
 -- several instances do not all fetch. `next_at`: when the next fetch is due.
 create table if not exists fx_fetch (
   id boolean primary key default true check (id),
@@ -25,7 +25,7 @@ create table if not exists fx_fetch (
   next_at timestamptz not null default '-infinity',
   last_day date
 );
-insert into fx_fetch default values on conflict do nothing;
+-- No row yet: the first claim makes it (a restore needs every table empty).
 
 do $$
 begin
