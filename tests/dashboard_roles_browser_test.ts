@@ -46,7 +46,8 @@ const ADMIN_THINGS =
 const SEE_PROJECT = "see the project and its settings";
 const MEMBERS = "members with roles below owner";
 const OWNERS = "owners, renaming or deleting the project";
-const INSTANCE = "creating and listing every project, Enterprise, accounts, the instance's log";
+const INSTANCE =
+  "creating and listing every project, Enterprise, accounts, exchange rates, the instance's log";
 
 interface Screen {
   /** Where it is, below the server's URL. */
