@@ -6,21 +6,32 @@
 // service's connections. By then postgres.js has already failed that connection's queries with
 // CONNECTION_CLOSED (answered as 503) and reconnects for the next ones: nothing else is lost.
 //
-// This recognises that one error by its frame in postgres.js and keeps the process up; every
+// The same write can also meet a socket that is still there but already ended by the server:
+// Node's net (Deno's node:net too) then fails it with "This socket has been ended by the other
+// party" (EPIPE), which reaches no handler and surfaces as an unhandled rejection (seen in the
+// soak, tests/soak_test.ts, when PostgreSQL terminated the service's connections).
+//
+// This recognises those two errors by their frame in postgres.js and keeps the process up; every
 // other uncaught error still ends it.
 
 const POSTGRES_WRITE_FRAME = /nextWrite .*postgres\/[0-9.]+\/src\/connection\.js/;
 
 export function isClosedConnectionWrite(error: unknown): boolean {
-  return error instanceof TypeError &&
-    error.message === "Cannot read properties of null (reading 'write')" &&
-    POSTGRES_WRITE_FRAME.test(error.stack ?? "");
+  if (!(error instanceof Error) || !POSTGRES_WRITE_FRAME.test(error.stack ?? "")) return false;
+  return (error instanceof TypeError &&
+    error.message === "Cannot read properties of null (reading 'write')") ||
+    error.message === "This socket has been ended by the other party";
 }
 
 /** Installs the guard for the life of the process; `onCaught` is told of each occurrence. */
 export function surviveClosedConnectionWrites(onCaught: () => void): void {
   globalThis.addEventListener("error", (event) => {
     if (!isClosedConnectionWrite(event.error)) return;
+    event.preventDefault();
+    onCaught();
+  });
+  globalThis.addEventListener("unhandledrejection", (event) => {
+    if (!isClosedConnectionWrite(event.reason)) return;
     event.preventDefault();
     onCaught();
   });

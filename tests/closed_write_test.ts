@@ -19,6 +19,10 @@ Deno.test("postgres.js's write after a closed connection is survived; other erro
   const survived = await run("postgres");
   assert.equal(survived.code, 0);
   assert.equal(survived.stdout.trim(), "alive, caught 1");
+  // A write to a socket the server already ended, rejected with no handler (seen in the soak).
+  const ended = await run("ended");
+  assert.equal(ended.code, 0);
+  assert.equal(ended.stdout.trim(), "alive, caught 1");
   const other = await run("other");
   assert.notEqual(other.code, 0);
   assert.equal(other.stdout, "");
