@@ -14,6 +14,7 @@ import { DeliveryWorker, sealMigratedSecrets } from "./services/destinations/del
 import { startFeedWakeup } from "./services/feed/wakeup.ts";
 import { GeoIpDatabase, GeoIpError, watchGeoIp } from "./services/link_host/geoip.ts";
 import { maintainPartitions, startBackgroundJobs } from "./services/maintenance/jobs.ts";
+import { untilDatabaseAnswers } from "./services/maintenance/wait_for_database.ts";
 import { LiveTails } from "./services/feed/live_tail.ts";
 import { createLogger, describeError, installFlushOnExit, stdoutLines } from "./infra/log.ts";
 import { resolveCursorSecret } from "./infra/settings.ts";
@@ -60,24 +61,34 @@ if (config.geoipDatabase) {
 }
 const geoipWatch = geoip ? watchGeoIp(geoip, logger) : null;
 
+// Each step of start-up that needs the database runs again while the database is unavailable
+// (starting, restarting, dropping connections), for a while (services/maintenance/
+// wait_for_database.ts): an instance started beside its database, or during a failover, waits.
+const whenAnswering = <T>(what: string, step: () => Promise<T>) =>
+  untilDatabaseAnswers(what, step, { logger });
+
 // A weak ADMIN_TOKEN (config.ts, adminTokenWeakness): a new instance refuses it before its
 // database is set up; one already set up keeps starting with it, and says what to do.
 const weakAdminToken = config.adminToken ? adminTokenWeakness(config.adminToken) : null;
-const db = await openDatabase(config, {
-  beforeFirstMigration() {
-    if (weakAdminToken) {
-      throw new ConfigError(
-        `ADMIN_TOKEN: too weak for a new instance: it ${weakAdminToken}; ${ADMIN_TOKEN_ADVICE}`,
-      );
-    }
-  },
-}).catch((err) => {
-  if (err instanceof ConfigError) fail(`configuration error: ${err.message}`);
-  logger.error("database unavailable", describeError(err));
-  fail(`cannot open the database: ${err instanceof Error ? err.message : err}`);
-});
+const db = await whenAnswering("migrations", () =>
+  openDatabase(config, {
+    beforeFirstMigration() {
+      if (weakAdminToken) {
+        throw new ConfigError(
+          `ADMIN_TOKEN: too weak for a new instance: it ${weakAdminToken}; ${ADMIN_TOKEN_ADVICE}`,
+        );
+      }
+    },
+  })).catch((err) => {
+    if (err instanceof ConfigError) fail(`configuration error: ${err.message}`);
+    logger.error("database unavailable", describeError(err));
+    fail(`cannot open the database: ${err instanceof Error ? err.message : err}`);
+  });
 
-const admin = await resolveAdminToken(db.sql, config.adminToken);
+const admin = await whenAnswering(
+  "admin token",
+  () => resolveAdminToken(db.sql, config.adminToken),
+);
 if (admin.generated) {
   // Shown once, outside the JSON log: only its digest is kept.
   // deno-lint-ignore no-console
@@ -107,7 +118,11 @@ if (weakAdminToken) {
 }
 
 if (config.defaultHostAppsProject) {
-  const problem = await defaultHostOwnerProblem(db.sql, config.defaultHostAppsProject);
+  const project = config.defaultHostAppsProject;
+  const problem = await whenAnswering(
+    "DEFAULT_HOST_APPS_PROJECT",
+    () => defaultHostOwnerProblem(db.sql, project),
+  );
   if (problem) logger.warn(`DEFAULT_HOST_APPS_PROJECT ${problem}`, {});
 }
 
@@ -117,7 +132,10 @@ const deps = {
   clock: systemClock,
   logger,
   adminTokenHash: admin.hash,
-  cursorSecret: await resolveCursorSecret(db.sql, config.cursorSecret),
+  cursorSecret: await whenAnswering(
+    "cursor secret",
+    () => resolveCursorSecret(db.sql, config.cursorSecret),
+  ),
   views: new ViewRecorder(db.sql, { clock: systemClock, linkBaseUrl: config.linkBaseUrl, logger }),
   geoip,
 };
@@ -130,7 +148,7 @@ const jobs = startBackgroundJobs(deps);
 const wakeup = await startFeedWakeup(db.embedded ? null : db.sql, logger);
 const liveTails = new LiveTails(deps, { wakeup, pollMs: db.embedded ? 250 : 1_000 });
 const app = createApp({ ...deps, liveTails });
-await sealMigratedSecrets(db.sql, deps.cursorSecret);
+await whenAnswering("destination secrets", () => sealMigratedSecrets(db.sql, deps.cursorSecret));
 // The deliverer records each delivered batch on a pool of its own whose commits do not wait for
 // the disk (services/destinations/delivery.ts, `records`, says what that can and cannot lose).
 // The embedded database serves one connection: it records on the main pool.

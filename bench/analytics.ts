@@ -7,6 +7,9 @@
 //   two answers must be equal, or the row is invalid);
 // - a typical link's 30-day hourly series (the link the median event of those days falls on,
 //   links ordered busiest first): p50 under 20 ms; the busiest link's is reported beside it;
+// - the funnel over the 90 days grouped by link, the top 10 by revenue (attributed installs and
+//   purchases seeded as attribution writes them): p50 under 100 ms, its links equal to a plain
+//   statement's over every link; the environment's funnel alone is reported beside it;
 // - ingestion (recordEvents, 100-event batches, 4 writers) with its rollups at least 0.85× as
 //   fast as without them: the median ratio of 5 adjacent pairs of runs in the same run.
 import { CLI_AUDIT } from "../services/access/audit.ts";
@@ -22,6 +25,7 @@ import {
   utcHour,
 } from "../services/analytics/rollups.ts";
 import { ensurePartitions } from "../services/maintenance/partitions.ts";
+import type { FunnelAnswer, FunnelFigures } from "../services/analytics/funnel.ts";
 import { createProject } from "../services/projects/projects.ts";
 import { ADMIN_TOKEN, type BenchDatabase, fmt, median, serveService } from "./lib.ts";
 import { judge, notFinite, report, type Row } from "./rows.ts";
@@ -33,6 +37,7 @@ const SERIES_TARGET_MS = 50;
 const SPEEDUP_TARGET = 20;
 const LINK_TARGET_MS = 20;
 const INGEST_TARGET = 0.85;
+const FUNNEL_TARGET_MS = 100;
 const INGEST_WRITERS = 4;
 const INGEST_BATCH = 100;
 const INGEST_PAIRS = 5;
@@ -136,11 +141,19 @@ export async function seed(sql: Sql, n: number): Promise<Seeded> {
       end as browser,
       case when type = 'view' and r6 > 0.35
         then 'ref' || floor(power(r6, 3) * 30)::int || '.example.com' end as referrer,
-      case when type = 'session' then 30 + (r6 * 570)::int end as secs
+      case when type = 'session' then 30 + (r6 * 570)::int end as secs,
+      -- The funnel's: an install's seconds from its click (60 % came through one: a minute to
+      -- three days), a purchase's amount in cents and its buyer (about two purchases each).
+      case when type = 'install' and link_id is not null and r7 < 0.6
+        then 60 + (power(r6, 3) * 259200)::int end as click_secs,
+      case when type = 'purchase' then 99 + (power(r6, 2) * 9900)::int end as amount,
+      case when type = 'purchase' then 'u' || (g::bigint * 7919) % greatest(1, $5::int / 100) end
+        as user_id
     from (
-      select g, r4, r5, r6,
+      select g, r4, r5, r6, r7,
         case when r1 < 0.60 then 'view' when r1 < 0.72 then 'open' when r1 < 0.82 then 'install'
-          when r1 < 0.84 then 'reinstall' when r1 < 0.94 then 'app_open' else 'session' end as type,
+          when r1 < 0.84 then 'reinstall' when r1 < 0.94 then 'app_open' when r1 < 0.98
+          then 'session' else 'purchase' end as type,
         $1::timestamptz + (r2 * $2::float8) * interval '1 second' as at,
         case when r1 < 0.60 or r3 < 0.7 then $3::int + floor(power(r3, 2) * ${LINKS})::int end
           as link_id,
@@ -151,7 +164,7 @@ export async function seed(sql: Sql, n: number): Promise<Seeded> {
           else (array['Windows', 'macOS', 'Linux'])[1 + (r6 * 3)::int % 3] end as os
       from (
         select g, random() as r1, random() as r2, random() as r3, random() as r4,
-          random() as r5, random() as r6
+          random() as r5, random() as r6, random() as r7
         from generate_series(1, $5::int) g
       ) r
     ) s`,
@@ -164,10 +177,15 @@ export async function seed(sql: Sql, n: number): Promise<Seeded> {
   for (let done = 0; done < n; done += 1_000_000) {
     await sql.unsafe(
       `insert into analytics_events (environment_id, event_id, type, occurred_at, received_at,
-        link_id, body)
+        link_id, name, body)
       select $1, 'evt_b' || lpad(g::text, 20, '0'), type, at, at, link_id,
+        case when type = 'purchase' then 'purchase' end,
         json_strip_nulls(json_build_object(
           'schema_version', 1, 'id', 'evt_b' || lpad(g::text, 20, '0'), 'type', type,
+          'name', case when type = 'purchase' then 'purchase' end,
+          'purchase', case when type = 'purchase' then json_build_object('transaction_id',
+            'tx' || g, 'amount', amount, 'currency', 'USD', 'version', 1) end,
+          'user', case when user_id is not null then json_build_object('id', user_id) end,
           'occurred_at', to_char(at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
           'project', json_build_object('id', $2::text, 'test', false),
           'device', json_build_object('platform', platform, 'os', os, 'browser', browser),
@@ -191,15 +209,18 @@ export async function seed(sql: Sql, n: number): Promise<Seeded> {
     await tx`set local work_mem = '256MB'`;
     await tx.unsafe(
       `insert into analytics_rollups (environment_id, hour, link_id, country, platform, os,
-        browser, referrer, views, opens, installs, reinstalls, app_opens, sessions, time_spent,
-        merged)
+        browser, referrer, event_name, currency, views, opens, installs, reinstalls, app_opens,
+        sessions, time_spent, purchases, revenue, amount, merged)
       select $1, date_trunc('hour', at, 'UTC'), link_id, country, platform, os, browser, referrer,
+        case when type = 'purchase' then 'purchase' end,
+        case when type = 'purchase' then 'USD' end,
         count(*) filter (where type = 'view'), count(*) filter (where type = 'open'),
         count(*) filter (where type = 'install'), count(*) filter (where type = 'reinstall'),
         count(*) filter (where type = 'app_open'), count(*) filter (where type = 'session'),
-        coalesce(sum(secs), 0), true
+        coalesce(sum(secs), 0), count(*) filter (where type = 'purchase'),
+        coalesce(sum(amount), 0), coalesce(sum(amount), 0), true
       from bench_events
-      group by 2, 3, 4, 5, 6, 7, 8`,
+      group by 2, 3, 4, 5, 6, 7, 8, 9, 10`,
       [envId],
     );
   });
@@ -222,11 +243,33 @@ export async function seed(sql: Sql, n: number): Promise<Seeded> {
     );
   });
   log(`margins written in ${fmt((performance.now() - t) / 1000)} s`);
+  // What attribution writes beside them (migration 00028): every install on a link, with its
+  // click's seconds, and each purchase's current version with its link and buyer, in USD (the
+  // project's reporting currency: converted is the amount).
+  t = performance.now();
+  await sql.unsafe(
+    `insert into attributed_installs (environment_id, occurred_at, link_id, seconds)
+    select $1, at, link_id, click_secs from bench_events
+    where type = 'install' and link_id is not null`,
+    [envId],
+  );
+  await sql.unsafe(
+    `insert into purchase_versions (environment_id, transaction_id, name, version, amount,
+      link_id, hour, country, platform, os, currency, converted, user_id)
+    select $1, 'tx' || g, 'purchase', 1, amount, link_id, date_trunc('hour', at, 'UTC'),
+      country, platform, os, 'USD', amount, user_id
+    from bench_events where type = 'purchase'`,
+    [envId],
+  );
+  log(`attributed installs and purchases written in ${fmt((performance.now() - t) / 1000)} s`);
   await sql`drop table bench_events`;
   t = performance.now();
   await sql`vacuum analyze analytics_events`;
   await sql`vacuum analyze analytics_rollups`;
   await sql`vacuum analyze analytics_margins`;
+  await sql`vacuum analyze links`;
+  await sql`vacuum analyze attributed_installs`;
+  await sql`vacuum analyze purchase_versions`;
   log(`vacuum analyze in ${fmt((performance.now() - t) / 1000)} s`);
   const [{ rows, margins }] = await sql<[{ rows: number; margins: number }]>`
     select (select count(*) from analytics_rollups where environment_id = ${envId})::int as rows,
@@ -376,6 +419,76 @@ async function timeGets(
     n: times.length,
     problems: [...problems],
   };
+}
+
+/**
+ * The funnel's top 10 links of the seeded range as a plain statement computes them: every
+ * link's installs, purchases, purchasers and views (all links' rollups summed), ordered, and the
+ * median of the ten; [path, figures] as the route answers them.
+ */
+async function plainTopLinks(sql: Sql, s: Seeded): Promise<[string, FunnelFigures][]> {
+  const rows = await sql<
+    {
+      path: string;
+      views: string;
+      installs: string;
+      purchasers: string;
+      purchases: string;
+      revenue: string;
+      median: number | null;
+    }[]
+  >`
+    with i as (
+      select link_id, count(*) as installs from attributed_installs
+      where environment_id = ${s.envId} and occurred_at >= ${s.from} and occurred_at < ${s.to}
+      group by link_id
+    ), p as (
+      select link_id, count(*) as purchases, sum(converted) as revenue,
+        count(distinct user_id) as purchasers
+      from purchase_versions
+      where environment_id = ${s.envId} and version > 0 and converted is not null
+        and hour >= ${s.from} and hour < ${s.to} and link_id is not null
+      group by link_id
+    ), v as (
+      select link_id, sum(views) as views from analytics_rollups
+      where environment_id = ${s.envId} and hour >= ${s.from} and hour < ${s.to}
+        and link_id is not null
+      group by link_id
+    ), top as (
+      select l.id, l.path, coalesce(v.views, 0) as views, coalesce(i.installs, 0) as installs,
+        coalesce(p.purchasers, 0) as purchasers, coalesce(p.purchases, 0) as purchases,
+        coalesce(p.revenue, 0) as revenue
+      from links l
+      left join i on i.link_id = l.id left join p on p.link_id = l.id
+      left join v on v.link_id = l.id
+      where l.environment_id = ${s.envId} and (i.link_id is not null or p.link_id is not null)
+      order by 7 desc, 6 desc, 4 desc, 3 desc, l.id
+      limit 10
+    )
+    select top.*, (select percentile_cont(0.5) within group (order by seconds)
+      from attributed_installs a where a.environment_id = ${s.envId} and a.link_id = top.id
+        and a.occurred_at >= ${s.from} and a.occurred_at < ${s.to}) as median
+    from top order by revenue desc, purchases desc, installs desc, views desc, id`;
+  return rows.map((r) => {
+    const [views, installs, purchasers, purchases] = [
+      r.views,
+      r.installs,
+      r.purchasers,
+      r.purchases,
+    ].map(Number) as [number, number, number, number];
+    const rate = (n: number, d: number) => (d === 0 ? null : n / d);
+    return [r.path, {
+      views,
+      installs,
+      purchasers,
+      purchases,
+      revenue: Number(r.revenue),
+      installs_per_view: rate(installs, views),
+      purchasers_per_install: rate(purchasers, installs),
+      purchases_per_purchaser: rate(purchases, purchasers),
+      median_seconds_to_install: r.median === null ? null : Number(r.median),
+    }];
+  });
 }
 
 /** Ids of this run's ingested events: a database kept and reused (BENCH_REUSE_DATABASE) holds
@@ -576,6 +689,70 @@ export async function analyticsBenchmarks(
         outcome: judged ? judge(link.p50 < LINK_TARGET_MS, problems) : report(problems),
       });
     }
+
+    // The funnel over the 90 days, grouped by link: the top 10 links by revenue (judged), and
+    // the environment's alone (reported). The top 10 must equal a plain statement's over every
+    // link (no cut, views summed for all), or the row is invalid.
+    const funnelApi = `${api}/funnel`;
+    const range = { from: from.toISOString(), to: to.toISOString() };
+    const groupedUrl = `${funnelApi}?${new URLSearchParams({
+      ...range,
+      group_by: "link",
+      limit: "10",
+    })}`;
+    const first = await fetch(groupedUrl, { headers: { Authorization: `Bearer ${ADMIN_TOKEN}` } });
+    const funnel = await first.json() as FunnelAnswer;
+    const expected = await plainTopLinks(sql, seeded);
+    const funnelProblems = first.status !== 200
+      ? [`the funnel route answered ${first.status}`]
+      : JSON.stringify(funnel.groups?.map((g) => [g.key, g.totals])) !==
+          JSON.stringify(expected)
+      ? [
+        `the funnel's top links differ from a plain statement's: ${
+          JSON.stringify([funnel.groups?.slice(0, 2), expected.slice(0, 2)]).slice(0, 400)
+        }`,
+      ]
+      : [];
+    if (funnel.totals?.installs === 0 || funnel.totals?.purchases === 0) {
+      funnelProblems.push("no attributed installs or purchases (seeded before the funnel?)");
+    }
+    const grouped = await timeGets(
+      groupedUrl,
+      seconds,
+      20,
+      (status, body) =>
+        status !== 200
+          ? `status ${status}`
+          : (JSON.parse(body) as FunnelAnswer).groups?.length !== 10
+          ? "an answer without 10 links"
+          : null,
+    );
+    rows.push({
+      name: `analytics: the ${DAYS}-day funnel grouped by link, top 10 by revenue (${
+        funnel.totals?.installs?.toLocaleString("en")
+      } attributed installs, ${
+        funnel.totals?.purchases?.toLocaleString("en")
+      } purchases; p50, HTTP)`,
+      figure: `${fmt(grouped.p50, 1)} ms (p90 ${fmt(grouped.p90, 1)} ms, ${grouped.n} requests)`,
+      target: `p50 < ${FUNNEL_TARGET_MS} ms`,
+      outcome: judge(grouped.p50 < FUNNEL_TARGET_MS, [
+        ...grouped.problems,
+        ...funnelProblems,
+        ...notFinite({ p50: grouped.p50 }),
+      ]),
+    });
+    const whole = await timeGets(
+      `${funnelApi}?${new URLSearchParams(range)}`,
+      seconds,
+      20,
+      (status) => status !== 200 ? `status ${status}` : null,
+    );
+    rows.push({
+      name: `analytics: the environment's ${DAYS}-day funnel alone (p50, HTTP)`,
+      figure: `${fmt(whole.p50, 1)} ms (p90 ${fmt(whole.p90, 1)} ms, ${whole.n} requests)`,
+      target: "none",
+      outcome: report([...whole.problems, ...notFinite({ p50: whole.p50 })]),
+    });
   } finally {
     await served.close();
   }

@@ -173,7 +173,7 @@ if ((!values.bench && !values.fault) || values.tests || values.suite) {
   for (const file of files) {
     const started = performance.now();
     const ok = await run(
-      ["test", ...testPerms, file],
+      ["test", "--config", "tests/deno.json", ...testPerms, file],
       { DATABASE_URL: url },
       Number(values.timeout),
     );

@@ -10,6 +10,7 @@
 import { parseArgs } from "node:util";
 import { accessBenchmarks } from "./access.ts";
 import { analyticsBenchmarks } from "./analytics.ts";
+import { attributionBenchmarks } from "./attribution.ts";
 import { benchDatabase } from "./lib.ts";
 import { deliveryBenchmarks } from "./delivery.ts";
 import { feedBenchmarks } from "./feed.ts";
@@ -45,7 +46,7 @@ const print = (s: string) => console.log(s);
 if (values.help) {
   print(
     "deno task bench [-- --seconds N]\n" +
-      "  [--only sdk,feed,graphql,delivery,live,retention,links,rules,mcp,analytics,memory]\n" +
+      "  [--only sdk,feed,graphql,delivery,live,retention,links,rules,mcp,analytics,attribution,memory]\n" +
       "  [--feed-rows N] [--retention-rows N] [--analytics-events N] [--memory-minutes N]\n" +
       "Exit status: 1 if a row is invalid, else 2 if a target was missed, else 0.",
   );
@@ -72,6 +73,7 @@ const suites: Record<string, (db: Awaited<ReturnType<typeof benchDatabase>>) => 
   mcp: (db) => mcpBenchmarks(db, seconds),
   logging: () => loggingBenchmarks(seconds),
   analytics: (db) => analyticsBenchmarks(db, seconds, Number(values["analytics-events"])),
+  attribution: (db) => attributionBenchmarks(db, seconds),
   // Its own processes and databases (bench/memory.ts): the shared one goes unused.
   memory: () => memoryBenchmarks(Number(values["memory-minutes"])),
 };

@@ -2,8 +2,7 @@
 // configured database itself and calls the same services as the HTTP admin API.
 import { CLI_AUDIT } from "../services/access/audit.ts";
 import { parseArgs } from "node:util";
-import { ConfigError, readConfig } from "../config.ts";
-import { openDatabase } from "../db/connect.ts";
+import { fail, openToolDatabase, toolConfig } from "./open.ts";
 import { systemClock } from "../infra/clock.ts";
 import { ApiError } from "../services/errors.ts";
 import { createFeedToken, listFeedTokens, revokeFeedToken } from "../services/feed/tokens.ts";
@@ -32,12 +31,6 @@ first; PGlite serves one process).`;
 
 // deno-lint-ignore no-console
 const print = (value: unknown) => console.log(JSON.stringify(value, null, 2));
-
-function fail(message: string): never {
-  // deno-lint-ignore no-console
-  console.error(message);
-  Deno.exit(2);
-}
 
 // `deno task admin -- …` hands the literal `--` on to the script.
 const argv = Deno.args[0] === "--" ? Deno.args.slice(1) : Deno.args;
@@ -69,17 +62,8 @@ function need(option: string): string {
   return v;
 }
 
-let config;
-try {
-  config = readConfig({ requireAdminToken: false });
-} catch (err) {
-  if (err instanceof ConfigError) fail(`configuration error: ${err.message}`);
-  throw err;
-}
-
-const db = await openDatabase(config, { max: 1 }).catch((err) =>
-  fail(`cannot open the database: ${err instanceof Error ? err.message : err}`)
-);
+const config = toolConfig();
+const db = await openToolDatabase(config);
 try {
   switch (command) {
     case "create-project": {

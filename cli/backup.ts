@@ -2,7 +2,7 @@
 // (docs/operations.md, "Backup, restore and move"). One file format for both databases
 // (db/backup/file.ts); a restore and a move load everything in one transaction of the target,
 // migrations included, so an interrupted or failed one leaves it as empty as it found it.
-import { ConfigError, readConfig } from "../config.ts";
+import { fail, toolConfig } from "./open.ts";
 import { connect, type Sql } from "../db/connect.ts";
 import { dumpDatabase, type DumpHeader, type DumpSink } from "../db/backup/dump.ts";
 import {
@@ -27,11 +27,6 @@ serves one process: stop the server first. A PostgreSQL may go on serving during
 
 function say(message: string): void {
   Deno.stderr.writeSync(new TextEncoder().encode(message + "\n"));
-}
-
-function fail(message: string, code = 2): never {
-  say(message);
-  Deno.exit(code);
 }
 
 class Interrupted extends Error {
@@ -194,7 +189,7 @@ async function loadInto(
 }
 
 async function backup(file: string): Promise<void> {
-  const config = readConfigOrFail();
+  const config = toolConfig();
   const source = config.databaseUrl
     ? openPostgres(config.databaseUrl)
     : await openEmbedded(config.dataDir, false);
@@ -218,7 +213,7 @@ async function backup(file: string): Promise<void> {
 }
 
 async function restore(file: string): Promise<void> {
-  const config = readConfigOrFail();
+  const config = toolConfig();
   let fileBytes = 0;
   const records = readBackupFile(file, (n) => (fileBytes = n));
   let first: IteratorResult<BackupRecord>;
@@ -258,7 +253,7 @@ async function restore(file: string): Promise<void> {
 
 async function move(targetUrl: string): Promise<void> {
   if (!/^postgres(ql)?:\/\//.test(targetUrl)) fail(`move: ${targetUrl} is not a postgres:// URL`);
-  const config = readConfigOrFail();
+  const config = toolConfig();
   const source = await openEmbedded(config.dataDir, false);
   const target = openPostgres(targetUrl);
   const started = performance.now();
@@ -379,15 +374,6 @@ function feedNote(r: { offset: string; raised: boolean }): string {
 
 function seconds(since: number): string {
   return `${((performance.now() - since) / 1000).toFixed(1)} s`;
-}
-
-function readConfigOrFail() {
-  try {
-    return readConfig({ requireAdminToken: false });
-  } catch (err) {
-    if (err instanceof ConfigError) fail(`configuration error: ${err.message}`);
-    throw err;
-  }
 }
 
 // `deno task backup -- FILE` hands on the literal `--`.

@@ -2,8 +2,7 @@
 // eurofxref-hist-90d.xml or eurofxref-hist.xml, as downloaded from the ECB) into the configured
 // database, and reconverts the purchases the rates change: for an instance that cannot reach the
 // ECB itself, or to load the whole history once. The same as POST /api/v1/admin/fx_rates.
-import { ConfigError, readConfig } from "../config.ts";
-import { openDatabase } from "../db/connect.ts";
+import { fail, openToolDatabase } from "./open.ts";
 import { ApiError } from "../services/errors.ts";
 import { MAX_ECB_FILE_BYTES, parseEcbRates } from "../services/fx/ecb.ts";
 import { storeRates } from "../services/fx/rates.ts";
@@ -14,12 +13,6 @@ Loads the European Central Bank's reference rates from FILE (its XML, as publish
 https://www.ecb.europa.eu/stats/eurofxref/eurofxref-hist.xml), then converts every purchase
 they concern into its project's reporting currency. The database is the server's:
 DATABASE_URL, or the embedded one in DATA_DIR (stop the server first).`;
-
-function fail(message: string): never {
-  // deno-lint-ignore no-console
-  console.error(message);
-  Deno.exit(2);
-}
 
 // `deno task fx -- FILE` hands the literal `--` on to the script.
 const args = Deno.args[0] === "--" ? Deno.args.slice(1) : Deno.args;
@@ -43,16 +36,7 @@ try {
   throw err;
 }
 
-let config;
-try {
-  config = readConfig({ requireAdminToken: false });
-} catch (err) {
-  if (err instanceof ConfigError) fail(`configuration error: ${err.message}`);
-  throw err;
-}
-const db = await openDatabase(config, { max: 1 }).catch((err) =>
-  fail(`cannot open the database: ${err instanceof Error ? err.message : err}`)
-);
+const db = await openToolDatabase();
 try {
   const result = await storeRates(db.sql, rates);
   // deno-lint-ignore no-console

@@ -9,11 +9,14 @@ import {
   type Dimension,
   queryAnalytics,
 } from "../services/analytics/query.ts";
+import { parseFunnelParams, queryFunnel } from "../services/analytics/funnel.ts";
+import { listLinksByIds } from "../services/links/links.ts";
 import { csvText } from "../infra/csv_cells.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { ApiError, ERROR_STATUS } from "../services/errors.ts";
 import { getDashboardLink, topDashboardLinks } from "../services/links/dashboard.ts";
 import {
+  addDays,
   type AnalyticsForm,
   BREAKDOWN_LIMIT,
   BREAKDOWNS,
@@ -21,11 +24,19 @@ import {
   formMetrics,
   readAnalyticsForm,
   serviceParams,
+  todayIn,
 } from "./analytics_form.ts";
 import type { PageKit } from "./kit.tsx";
 import { envBase } from "./layout.tsx";
 import type { AnalyticsPanelProps, Breakdown } from "./pages/analytics.tsx";
 import { MetricsPage } from "./pages/metrics.tsx";
+import {
+  type FunnelForm,
+  type FunnelLinkInfo,
+  FunnelPage,
+  type FunnelPageProps,
+  LIMITS,
+} from "./pages/funnel.tsx";
 import type { DashboardEnv } from "./security.ts";
 
 /** The form's own words for a parameter a service message names. */
@@ -36,6 +47,7 @@ const FIELD_LABELS: Record<string, string> = {
   tz: "Time zone",
   metrics: "Metrics",
   link: "Link",
+  limit: "Links",
 };
 
 /** A service's refusal as the sentence the panel shows. */
@@ -182,6 +194,70 @@ export function analyticsPages(app: Hono<DashboardEnv>, deps: AppDeps, kit: Page
       "Content-Disposition": `attachment; filename="${filename}"`,
     });
   }
+
+  // GET /dashboard/environments/:project_id/funnel – "Top links by revenue": the environment's
+  // funnel and its top links (services/analytics/funnel.ts)
+  app.get("/environments/:project_id/funnel", async (c) => {
+    const ctx = await loadEnv(c);
+    const now = deps.clock.now();
+    const base = `${envBase(ctx.env.id)}/funnel`;
+    const query = c.req.queries();
+    const one = (name: string) => {
+      const v = query[name]?.[0];
+      return v === undefined || v === "" ? undefined : v;
+    };
+    const tz = one("tz") ?? "UTC";
+    const to = one("to") ?? todayIn(tz, now);
+    const limit = one("limit") ?? LIMITS[0]!;
+    const form: FunnelForm = { from: one("from") ?? addDays(to, -29), to, tz, limit };
+    const today = todayIn(tz, now);
+    const url = (f: FunnelForm) => `${base}?${new URLSearchParams({ ...f })}`;
+    const presets = [7, 30, 90].map((days) => {
+      const f = { ...form, from: addDays(today, 1 - days), to: today };
+      return {
+        label: `${days} days`,
+        href: url(f),
+        current: f.from === form.from && f.to === form.to,
+      };
+    });
+    const zones = await answerableZones(deps.sql, now);
+    let result: FunnelPageProps["result"];
+    let status: 200 | 400 = 200;
+    try {
+      const q = await parseFunnelParams(deps.sql, ctx.env.id, {
+        from: form.from,
+        to: addDays(form.to, 1),
+        tz: form.tz,
+        group_by: "link",
+        limit: form.limit,
+      }, now);
+      const funnel = await queryFunnel(deps.sql, q);
+      const ids = (funnel.groups ?? []).map((g) => g.linkId);
+      const rows = await listLinksByIds(deps.sql, ids, ["id", "path", "title", "sdk_generated"]);
+      // Links made by apps (generate_link) have no page in the dashboard.
+      const links = new Map<number, FunnelLinkInfo>(rows.map((r) => [r.id, {
+        title: r.title,
+        href: r.sdk_generated ? null : `${envBase(ctx.env.id)}/links/${encodeURIComponent(r.path)}`,
+      }]));
+      result = { funnel, links };
+    } catch (err) {
+      if (!(err instanceof ApiError && ERROR_STATUS[err.code] === 400)) throw err;
+      result = { error: refusal(err) };
+      status = 400;
+    }
+    return page(
+      c,
+      <FunnelPage
+        {...ctx}
+        base={base}
+        form={form}
+        zones={zones}
+        presets={presets}
+        result={result}
+      />,
+      status,
+    );
+  });
 
   // GET /dashboard/environments/:project_id/metrics/analytics.csv – what the metrics page shows
   app.get("/environments/:project_id/metrics/analytics.csv", async (c) => {

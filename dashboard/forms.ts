@@ -31,6 +31,7 @@ const CHECKBOXES = [
   "show_preview_android",
   "ios_open_app",
   "android_open_app",
+  "pass_click_id",
 ] as const;
 
 export type LinkFormValues =
@@ -120,6 +121,7 @@ export function linkFormValues(l: LinkRow): LinkFormValues {
     show_preview_android: l.show_preview_android,
     ios_open_app: l.ios_custom_redirect.open_app_if_installed === true,
     android_open_app: l.android_custom_redirect.open_app_if_installed === true,
+    pass_click_id: l.pass_click_id,
   };
 }
 
@@ -190,6 +192,7 @@ function readLinkForm(
     desktop_custom_redirect: redirect(values.desktop_url),
     show_preview_ios: values.show_preview_ios,
     show_preview_android: values.show_preview_android,
+    pass_click_id: values.pass_click_id,
     tracking_campaign: blank(values.tracking_campaign),
     tracking_source: blank(values.tracking_source),
     tracking_medium: blank(values.tracking_medium),

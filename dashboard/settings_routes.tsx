@@ -1,6 +1,7 @@
 // POST /dashboard/projects/:hashid/apps[/remove] – a project's link domain and apps, and
 // POST …/sdk_limits its key's write limits, POST …/reporting_currency the currency revenue is
-// summed in, through the same schemas and service as
+// summed in, POST …/attribution the attribution window and model, through the same schemas and
+// service as
 // PATCH /api/v1/admin/projects/:hashid.
 import type { Hono } from "hono";
 import type { AppDeps } from "../services/deps.ts";
@@ -8,8 +9,9 @@ import { ApiError } from "../services/errors.ts";
 import { getProjectOrThrow, updateProject } from "../services/projects/projects.ts";
 import type { PageKit } from "./kit.tsx";
 import { formText } from "./forms.ts";
-import { reportingCurrency } from "../inputs/project_settings.ts";
+import { attributionSettings, reportingCurrency } from "../inputs/project_settings.ts";
 import { ProjectPage } from "./pages/projects.tsx";
+import type { AttributionForm } from "./pages/project_settings.tsx";
 import { auditOf, BASE, type DashboardEnv } from "./security.ts";
 import {
   fieldSentence,
@@ -100,6 +102,41 @@ export function settingsPages(
     await updateProject(sql, hashid, { reporting_currency: parsed.data }, auditOf(c), {
       defaultHost,
     });
+    return c.redirect(saved(hashid), 303);
+  });
+
+  // POST /dashboard/projects/:hashid/attribution – the attribution window and model; events
+  // ingested from then on are attributed under them
+  app.post("/projects/:hashid/attribution", async (c) => {
+    const hashid = c.req.param("hashid");
+    const form = await c.req.parseBody();
+    const values = {
+      attribution_window_days: formText(form, "attribution_window_days").trim(),
+      attribution_model: formText(form, "attribution_model"),
+    };
+    const days = values.attribution_window_days;
+    const parsed = attributionSettings.safeParse({
+      attribution_window_days: /^[0-9]{1,9}$/.test(days) ? Number(days) : days,
+      attribution_model: values.attribution_model,
+    });
+    if (!parsed.success) {
+      const errors: AttributionForm["errors"] = {};
+      for (const issue of parsed.error.issues) {
+        const field = issue.path[0] as keyof AttributionForm["errors"];
+        errors[field] ??= fieldSentence(issue.message);
+      }
+      const project = await getProjectOrThrow(sql, hashid);
+      return kit.page(
+        c,
+        <ProjectPage
+          session={c.get("session")}
+          project={project}
+          attribution={{ values, errors }}
+        />,
+        400,
+      );
+    }
+    await updateProject(sql, hashid, parsed.data, auditOf(c), { defaultHost });
     return c.redirect(saved(hashid), 303);
   });
 

@@ -38,12 +38,15 @@ export function surviveClosedConnectionWrites(onCaught: () => void): void {
 }
 
 // postgres.js fails a query with one of these when its connection is lost (its Errors.connection),
-// and PostgreSQL sends 57P01 when it terminates the backend.
+// PostgreSQL sends 57P01 when it terminates the backend, and the socket itself fails with
+// ECONNRESET (the server reset it) or EPIPE (written after the server closed it).
 const LOST_CONNECTION_CODES: ReadonlySet<string> = new Set([
   "CONNECTION_CLOSED",
   "CONNECTION_ENDED",
   "CONNECTION_DESTROYED",
   "57P01",
+  "ECONNRESET",
+  "EPIPE",
 ]);
 
 export function isLostConnection(reason: unknown): boolean {
@@ -59,6 +62,11 @@ export function isLostConnection(reason: unknown): boolean {
  * (each says what it guarantees then), so a query lost with its connection, which no one was
  * waiting for, is no worse than that death and costs less than one: it is logged through
  * `onCaught` and the process stays up. Any other unhandled rejection still ends it.
+ *
+ * postgres.js makes one such query itself: each connection, once open, asks for the array types
+ * (connection.js, fetchArrayTypes) and nobody awaits it. A connection terminated right then
+ * rejected it with `read ECONNRESET` and ended an instance that was waiting for its database
+ * (tests/start_up_wait_test.ts). That loses nothing: the connection asks again when it reconnects.
  */
 export function surviveLostConnectionRejections(onCaught: (reason: unknown) => void): void {
   globalThis.addEventListener("unhandledrejection", (event) => {

@@ -21,6 +21,15 @@ export function migrationList(): { id: number; name: string }[] {
  * older backup loads it at its own version first). A session-level advisory lock on a
  * dedicated single connection makes instances that start together take turns: the second
  * finds the work done.
+ *
+ * If that connection closes before the work is done, the attempt fails with CONNECTION_CLOSED at
+ * once, whatever its statements were waiting for, and a caller that retries starts over on a new
+ * connection (main.ts waits for its database this way). Two reasons not to go on: postgres.js
+ * would reconnect and run the rest without the lock, which ended with the session; and a
+ * statement sent in the moment between the socket's error and its close is never answered nor
+ * failed (postgres-shift sends one from a failed query's catch), so the attempt would wait
+ * forever (porsager/postgres#1130). Whatever had been applied is whole or not at all:
+ * postgres-shift runs the migrations in one transaction.
  */
 export async function migrate(
   url: string,
@@ -31,12 +40,30 @@ export async function migrate(
   } = {},
 ): Promise<void> {
   const target = driverTarget(url);
+  let wasLost = false;
+  let lost: (err: Error) => void = () => {};
+  const closed = new Promise<never>((_, reject) => lost = reject);
+  closed.catch(() => {}); // the race below takes it; after the race, the end's own close lands here
   const sql = postgres(target.url, {
     ...(target.path ? { path: target.path } : {}),
     max: 1,
+    // The lock lives as long as the connection: postgres.js must not retire it for its age.
+    max_lifetime: null,
     onnotice: () => {},
+    // Called for a connection that had opened (one that never did is retried by postgres.js).
+    onclose: () => {
+      wasLost = true;
+      lost(connectionClosed());
+    },
   });
   try {
+    await Promise.race([closed, work()]);
+  } finally {
+    // After a lost connection postgres.js may wait for a statement that will never be answered.
+    await sql.end({ timeout: wasLost ? 0 : 5 });
+  }
+
+  async function work(): Promise<void> {
     await sql`select pg_advisory_lock(${MIGRATION_LOCK_KEY})`;
     if (options.beforeFirst) {
       // Two statements: naming a table that does not exist fails the whole statement.
@@ -53,9 +80,14 @@ export async function migrate(
       select exists (select from pg_extension where extname = 'citus') as citus
     `;
     setOnCitus(ext!.citus);
-  } finally {
-    await sql.end({ timeout: 5 });
   }
+}
+
+/** With the code postgres.js gives a closed connection, so callers treat it as they treat that. */
+function connectionClosed(): Error {
+  return Object.assign(new Error("the migration's connection closed before it was done"), {
+    code: "CONNECTION_CLOSED",
+  });
 }
 
 /**

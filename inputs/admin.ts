@@ -10,6 +10,7 @@ export const updateProjectBody = projectSettings.extend({
   name: name.optional(),
   enterprise: z.boolean().optional(),
 }).refine((b) => Object.values(b).some((v) => v !== undefined), {
-  message: "give name, enterprise, link_domain, apps, sdk_limits or reporting_currency",
+  message: "give name, enterprise, link_domain, apps, sdk_limits, reporting_currency, " +
+    "attribution_window_days or attribution_model",
 });
 export const createTokenBody = z.object({ name });

@@ -76,6 +76,7 @@ function toNewLink(row: ImportRow): ManagedNewLink {
     split: row.split,
     forward_query: row.forward_query,
     append_utm: row.append_utm,
+    pass_click_id: row.pass_click_id,
   };
 }
 
@@ -193,6 +194,7 @@ function exportCells(row: ExportRow, now: Date): unknown[] {
     split: row.split ? JSON.stringify(row.split) : "",
     forward_query: row.forward_query,
     append_utm: row.append_utm,
+    pass_click_id: row.pass_click_id,
     id: row.id,
     created_at: row.created_at.toISOString(),
     updated_at: row.updated_at.toISOString(),

@@ -99,6 +99,7 @@ const decisionFields = {
   split: optional(splitInput),
   forward_query: optional(z.boolean()),
   append_utm: optional(z.boolean()),
+  pass_click_id: optional(z.boolean()),
   password: optional(linkPassword),
 };
 
@@ -140,6 +141,7 @@ export const patchLinkBody = z.strictObject({
   split: clearable(splitInput),
   forward_query: z.boolean().optional(),
   append_utm: z.boolean().optional(),
+  pass_click_id: z.boolean().optional(),
   password: clearable(linkPassword),
 }).refine((b) => Object.values(b).some((v) => v !== undefined), {
   message: "give at least one field to change",
@@ -239,6 +241,7 @@ export const importRow = z.object({
   split: optional(stringifiedJson(splitInput, "a JSON array of variants", 16 * 1024)),
   forward_query: optional(csvBoolean),
   append_utm: optional(csvBoolean),
+  pass_click_id: optional(csvBoolean),
 });
 
 export type ImportRow = z.output<typeof importRow>;

@@ -4,6 +4,7 @@
 import { z } from "zod";
 import { MAX_SDK_WRITES, MIN_SDK_WRITES } from "../services/projects/sdk_limits.ts";
 import { CURRENCY_CODES } from "../services/fx/convert.ts";
+import { ATTRIBUTION_MODELS } from "../services/projects/projects.ts";
 
 /** Schemes an app must not claim: web and browser-internal ones, or script in disguise. */
 const FORBIDDEN_SCHEMES = new Set([
@@ -105,9 +106,27 @@ export const reportingCurrency = z.string().max(3, "must be an ISO 4217 currency
   .transform((s) => s.toUpperCase())
   .refine((s) => CURRENCY_CODES.has(s), "must be an ISO 4217 currency code such as USD");
 
+/** How long a click or a user's touch attributes later events (docs/analytics.md, "Attribution"). */
+export const attributionWindowDays = z.int({ error: "must be a whole number of days from 1 to 90" })
+  .min(1, "must be a whole number of days from 1 to 90")
+  .max(90, "must be a whole number of days from 1 to 90");
+
+/** Which of a user's touches in the window their events go to. */
+export const attributionModel = z.enum(ATTRIBUTION_MODELS, {
+  error: "must be first_touch or last_touch",
+});
+
+/** The attribution settings alone (GraphQL's setAttributionSettings). */
+export const attributionSettings = z.object({
+  attribution_window_days: attributionWindowDays.optional(),
+  attribution_model: attributionModel.optional(),
+});
+
 export const projectSettings = z.object({
   link_domain: linkDomain.nullable().optional(),
   reporting_currency: reportingCurrency.optional(),
+  attribution_window_days: attributionWindowDays.optional(),
+  attribution_model: attributionModel.optional(),
   sdk_limits: sdkLimitsInput.optional(),
   apps: z.strictObject({
     ios: iosApp.nullable().optional(),

@@ -10,6 +10,7 @@ import {
   listLinks,
 } from "../services/links/manage.ts";
 import {
+  type AttributionModel,
   type EnvironmentKind,
   getEnvironmentOrThrow,
   getProjectOrThrow,
@@ -17,7 +18,11 @@ import {
   type Project,
   updateProject,
 } from "../services/projects/projects.ts";
-import { reportingCurrency, sdkLimitsInput } from "../inputs/project_settings.ts";
+import {
+  attributionSettings,
+  reportingCurrency,
+  sdkLimitsInput,
+} from "../inputs/project_settings.ts";
 import type { AdminField } from "../services/access/graphql_fields.ts";
 import { authorizeField, graphqlAudit } from "./authorize.ts";
 import type { GraphQLContext } from "./context.ts";
@@ -42,6 +47,8 @@ export interface ProjectNode {
   linkDomain: string | null;
   sdkLimits: { perKey: number; perAddress: number };
   reportingCurrency: string;
+  attributionWindowDays: number;
+  attributionModel: AttributionModel;
 }
 
 export interface LinkFilterArgs {
@@ -122,7 +129,38 @@ function projectNode(p: Project): ProjectNode {
     linkDomain: p.link_domain,
     sdkLimits: { perKey: p.sdk_limits.per_key, perAddress: p.sdk_limits.per_address },
     reportingCurrency: p.reporting_currency,
+    attributionWindowDays: p.attribution_window_days,
+    attributionModel: p.attribution_model,
   };
+}
+
+/**
+ * As PATCH /api/v1/admin/projects/:hashid with `attribution_window_days` and
+ * `attribution_model`, for the project of the environment `projectId`; each absent is kept.
+ */
+export async function setAttributionSettingsMutation(
+  ctx: GraphQLContext,
+  projectId: string | number,
+  input: { windowDays?: number | null; model?: AttributionModel | null },
+): Promise<ProjectNode> {
+  const id = await authorizedEnvironment(ctx, projectId, "Mutation.setAttributionSettings");
+  const NAMES: Record<string, string> = {
+    attribution_window_days: "input.windowDays",
+    attribution_model: "input.model",
+  };
+  const settings = await withGraphQLNames(
+    (field) => NAMES[field] ?? `input.${camelPath(field)}`,
+    () =>
+      Promise.resolve().then(() =>
+        attributionSettings.parse({
+          attribution_window_days: input.windowDays ?? undefined,
+          attribution_model: input.model ?? undefined,
+        })
+      ),
+  );
+  const { hashid } = await getEnvironmentOrThrow(ctx.deps.sql, id);
+  const project = await updateProject(ctx.deps.sql, hashid, settings, await graphqlAudit(ctx));
+  return projectNode(project);
 }
 
 /**

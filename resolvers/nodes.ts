@@ -61,6 +61,7 @@ export interface LinkNode {
   split: SplitVariantNode[] | null;
   forwardQuery: boolean;
   appendUtm: boolean;
+  passClickId: boolean;
   passwordProtected: boolean;
 }
 
@@ -151,6 +152,7 @@ const LINK_FIELDS: {
   split: { columns: ["split"], value: (r) => r.split },
   forwardQuery: { columns: ["forward_query"], value: (r) => r.forward_query },
   appendUtm: { columns: ["append_utm"], value: (r) => r.append_utm },
+  passClickId: { columns: ["pass_click_id"], value: (r) => r.pass_click_id },
   passwordProtected: { columns: ["password_hash"], value: (r) => r.password_hash !== null },
 };
 

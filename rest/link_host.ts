@@ -6,6 +6,7 @@ import {
   isPreviewCrawler,
   type LinkHit,
   redirectUrl,
+  withClickId,
 } from "../services/links/host.ts";
 import { requestHost } from "../services/link_host/apps.ts";
 import { describeVisitor, isKnownBot } from "../services/link_host/visitor.ts";
@@ -27,6 +28,7 @@ import {
 } from "../services/links/rules.ts";
 import { checkLinkPassword } from "../services/links/password_limit.ts";
 import type { AppDeps } from "../services/deps.ts";
+import { clickIdsFor } from "../services/attribution/click_ids.ts";
 import type { AppEnv } from "./deps.ts";
 import { errorResponse } from "./errors.ts";
 import {
@@ -138,6 +140,7 @@ export function notFound(c: Context<AppEnv>): Response {
 /** The link host: GET/HEAD /<path> on the service's root. Mounted last. */
 export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
   const { sql, config } = deps;
+  const clickIds = clickIdsFor(deps.cursorSecret);
   const linkBaseHost = new URL(config.linkBaseUrl).hostname.toLowerCase();
   const app = new Hono<AppEnv>();
   // The association files and the open-app script: paths no link can have.
@@ -170,11 +173,23 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
     ) {
       return expired(c, link);
     }
+    // A counted view's click id, for the time the view is recorded at: the app gets it (the
+    // Play Store referrer, the iOS page's copied URL, web destinations with pass_click_id) and
+    // sends it back with its events (CONTRACT "Attribution"). A hit that is no view gets none.
+    const click = counts ? mintClick(link) : null;
+    const clickId = click?.id ?? null;
     if (routing === null) {
-      const hit = decideHit(link, platform, crawler);
+      const hit = decideHit(
+        link,
+        platform,
+        crawler,
+        null,
+        click && link.pass_click_id ? (url) => withClickId(url, click.id) : null,
+        clickId,
+      );
       // Recorded behind the response (services/link_host/view_recorder.ts): the visitor never
       // waits for it.
-      if (counts) {
+      if (click) {
         // The address serves the country lookup and nothing else: it is not kept or logged.
         const country = deps.geoip?.country(clientAddress(c, config.trustProxy)) ?? null;
         const visitor = describeVisitor(
@@ -183,9 +198,9 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
           [host.name, linkBaseHost],
           country,
         );
-        deps.views.record(link, platform, visitor);
+        deps.views.record(link, platform, visitor, undefined, click);
       }
-      return respond(c, link, hit, null);
+      return respond(c, link, hit, null, clickId);
     }
 
     // The address serves the country lookup and the ip conditions, nothing else: it is not
@@ -232,7 +247,8 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
         return newVisitor = newVisitorId();
       });
     }
-    const web = routing.forwardQuery || routing.appendUtm
+    const passClickId = click !== null && link.pass_click_id;
+    const web = routing.forwardQuery || routing.appendUtm || passClickId
       ? (url: string) => {
         let out = routing.forwardQuery ? forwardQuery(url, queryOf()) : url;
         if (routing.appendUtm) {
@@ -242,11 +258,13 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
             medium: link.tracking_medium,
           });
         }
+        // Last: the view's own id replaces any click_id the forwarded query brought.
+        if (passClickId) out = withClickId(out, click.id);
         return out;
       }
       : null;
-    const hit = decideHit(link, platform, crawler, choice?.url ?? null, web);
-    if (counts) {
+    const hit = decideHit(link, platform, crawler, choice?.url ?? null, web, clickId);
+    if (click) {
       deps.views.record(
         link,
         platform,
@@ -254,20 +272,34 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
         choice && (choice.rule !== null || choice.variant !== null)
           ? { rule: choice.rule, variant: choice.variant }
           : undefined,
+        click,
       );
     }
     const cookie = newVisitor === null
       ? null
       : visitorCookie(newVisitor, new URL(c.req.url).protocol === "https:" || config.trustProxy);
-    return respond(c, link, hit, cookie);
+    return respond(c, link, hit, cookie, clickId);
   }
 
-  /** The hit's answer: its redirect or its page, with the visitor's new cookie if any. */
+  /** A click id for a view of `link` happening now, and that time (the view's occurred_at). */
+  function mintClick(link: HostedLink): { id: string; at: Date } {
+    const at = deps.clock.now();
+    return {
+      id: clickIds.mint({ environmentId: link.environment_id, linkId: link.id, clickedAt: at }),
+      at,
+    };
+  }
+
+  /**
+   * The hit's answer: its redirect or its page, with the visitor's new cookie if any. The iOS
+   * open-app page copies the link's URL with the view's `click_id` for the app installed next.
+   */
   function respond(
     c: Context<AppEnv>,
     link: HostedLink,
     hit: LinkHit,
     cookie: string | null,
+    clickId: string | null,
   ): Response {
     if (hit.action === "redirect") {
       // A plain Response: Hono's c.body merges its own headers in on every call.
@@ -283,7 +315,8 @@ export function linkHostRoutes(deps: AppDeps): Hono<AppEnv> {
       url: accessPath(config.linkBaseUrl, link),
     };
     if (hit.action === "open_app") {
-      return c.body(renderOpenAppPage({ ...page, ...hit }), 200, OPEN_APP_HEADERS);
+      const copied = clickId === null ? page.url : withClickId(page.url, clickId);
+      return c.body(renderOpenAppPage({ ...page, ...hit, url: copied }), 200, OPEN_APP_HEADERS);
     }
     return html(c, renderPreviewPage({ ...page, destination: hit.destination }), 200);
   }

@@ -22,6 +22,12 @@ import {
   parseAnalyticsParams,
 } from "../services/analytics/params.ts";
 import { DIMENSIONS, INTERVALS, METRICS, queryAnalytics } from "../services/analytics/query.ts";
+import {
+  funnelAnswer,
+  type FunnelFigures,
+  parseFunnelParams,
+  queryFunnel,
+} from "../services/analytics/funnel.ts";
 import type { AppDeps } from "../services/deps.ts";
 import { accessPath } from "../services/links/links.ts";
 import {
@@ -41,6 +47,7 @@ import type { Logger } from "../infra/log.ts";
 import { classifyAndLog } from "./errors.ts";
 import {
   analyticsSchema,
+  funnelSchema,
   JSON_SCHEMA_RULES,
   managedLinkSchema,
   splitResultsSchema,
@@ -180,15 +187,35 @@ const analyticsInput = z.object({
   }),
 });
 
+/** The funnel route's query parameters, typed; its range as analytics'. */
+const funnelInput = analyticsInput.pick({ from: true, to: true, tz: true, link: true }).extend({
+  group_by: z.enum(["link"]).optional().meta({
+    description: "link: adds the top `limit` links by revenue",
+  }),
+  limit: z.int().optional().meta({
+    minimum: 1,
+    maximum: ANALYTICS_LIMIT,
+    description: "Links with group_by, default 10",
+  }),
+});
+
+/** A funnel's figures as words: `views 120, installs 12 (10.0 %), …`. */
+function funnelLine(f: FunnelFigures, currency: string): string {
+  const pct = (r: number | null) => (r === null ? "" : ` (${(r * 100).toFixed(1)} %)`);
+  const median = f.median_seconds_to_install === null
+    ? ""
+    : `; median ${f.median_seconds_to_install} s from click to install`;
+  return `views ${f.views}, installs ${f.installs}${pct(f.installs_per_view)}, purchasers ` +
+    `${f.purchasers}${pct(f.purchasers_per_install)}, purchases ${f.purchases}, revenue ` +
+    `${f.revenue} (${currency} minor units)${median}`;
+}
+
 /** The figures of `totals` as words: `views 12, installs 3`. */
 function figures(totals: Record<string, number>): string {
   return Object.entries(totals).map(([metric, n]) => `${metric} ${n}`).join(", ");
 }
 
-/**
- * Every tool, in the order they are listed. The contract's `funnel` joins them with the service
- * it reads (attribution's funnel).
- */
+/** Every tool, in the order they are listed. */
 export const MCP_TOOLS: readonly McpTool[] = [
   tool({
     name: "list_links",
@@ -365,6 +392,39 @@ export const MCP_TOOLS: readonly McpTool[] = [
         lines.push(`${query.groupBy} ${group.key ?? "(none)"}: ${figures(group.totals)}`);
       }
       if (answer.series) lines.push(`A series of ${answer.series.length} ${answer.interval}s.`);
+      return { structured: answer, text: lines.join("\n") };
+    },
+  }),
+  tool({
+    name: "funnel",
+    title: "Funnel",
+    description: "The attributed funnel between from and to (default the last 30 days): views, " +
+      "installs attributed to a link, purchasers (distinct user ids with an attributed " +
+      "purchase), purchases and revenue (minor units of the reporting currency), each step's " +
+      "rate (installs per view, purchasers per install, purchases per purchaser) and the " +
+      "median seconds from click to install; of one `link`, or with group_by=link the top " +
+      "`limit` links by revenue.",
+    operation: "analytics.read",
+    input: funnelInput,
+    output: funnelSchema,
+    annotations: { readOnlyHint: true },
+    async run(ctx, args) {
+      const query = await parseFunnelParams(ctx.deps.sql, ctx.key.environmentId, {
+        from: args.from,
+        to: args.to,
+        tz: args.tz,
+        link: args.link,
+        group_by: args.group_by,
+        limit: args.limit === undefined ? undefined : String(args.limit),
+      }, ctx.deps.clock.now());
+      const answer = funnelAnswer(await queryFunnel(ctx.deps.sql, query));
+      const lines = [
+        `From ${answer.from} to ${answer.to} (${answer.tz}): ` +
+        funnelLine(answer.totals, answer.currency),
+      ];
+      for (const group of answer.groups ?? []) {
+        lines.push(`${group.key}: ${funnelLine(group.totals, answer.currency)}`);
+      }
       return { structured: answer, text: lines.join("\n") };
     },
   }),

@@ -1157,6 +1157,45 @@ export const OPENAPI_DOCUMENT = {
         },
       },
     },
+    "/api/v1/projects/{project_id}/analytics/funnel": {
+      get: {
+        operationId: "getFunnel",
+        summary: "Views, installs, purchasers, purchases and revenue of the attributed events, " +
+          "and the top links by revenue",
+        description: "The funnel of the environment (or of `link`): views, installs attributed " +
+          "to a link, distinct users with an attributed purchase, those purchases and their " +
+          "revenue (current versions, converted into the reporting currency, minor units), each " +
+          "step's rate and the median time from click to install. An install counts by its " +
+          "occurred_at, a purchase by its event's hour, a view by its hour; the range is widened " +
+          "to whole hours of `tz`. With group_by=link, the top `limit` links with an attributed " +
+          "install or purchase in the range, by revenue, purchases, installs, views, then id.",
+        security: adminSecurity,
+        parameters: [
+          projectId,
+          query(
+            "from",
+            { type: "string", anyOf: [{ format: "date-time" }, { format: "date" }] },
+            "An instant, or a date (the start of that day in `tz`). Default: 30 days before `to`",
+          ),
+          query(
+            "to",
+            { type: "string", anyOf: [{ format: "date-time" }, { format: "date" }] },
+            "An instant, or a date (the start of that day in `tz`). Default: now; at most 400 " +
+              "days after `from`",
+          ),
+          query("tz", { type: "string", default: "UTC" }, "An IANA zone with whole-hour offsets"),
+          query("link", { type: "string" }, "Only this link (its path)"),
+          query("group_by", { type: "string", enum: ["link"] }, "The top links by revenue"),
+          query("limit", { type: "integer", minimum: 1, maximum: 1000, default: 10 }, "Links"),
+        ],
+        responses: {
+          200: ok("The funnel", ref("Funnel")),
+          400: error("A bad parameter (invalid_field, naming it)"),
+          ...adminRefusals,
+          404: error("No such project_id"),
+        },
+      },
+    },
     "/healthz": {
       get: {
         operationId: "getHealth",

@@ -11,7 +11,7 @@ import {
 } from "../services/feed/envelope.ts";
 import type { Link } from "../services/links/links.ts";
 import type { LinkMetrics } from "../services/links/metrics.ts";
-import type { Project } from "../services/projects/projects.ts";
+import { ATTRIBUTION_MODELS, type Project } from "../services/projects/projects.ts";
 import type { DestinationStatus } from "../services/destinations/destinations.ts";
 import type { CreatedFeedToken, FeedTokenSummary } from "../services/feed/tokens.ts";
 import type { ApiKeySummary, CreatedApiKey } from "../services/access/api_keys.ts";
@@ -29,6 +29,7 @@ import { androidApp, iosApp } from "../inputs/project_settings.ts";
 import { createDestinationBody, patchDestinationBody } from "../inputs/destinations.ts";
 import { createProjectBody, createTokenBody, updateProjectBody } from "../inputs/admin.ts";
 import { createManagedLinkBody, patchLinkBody } from "../inputs/links.ts";
+import type { FunnelAnswer, FunnelFigures } from "../services/analytics/funnel.ts";
 import type { SplitResults } from "../services/links/split_results.ts";
 import type { ManagedLink } from "../services/links/manage.ts";
 
@@ -113,6 +114,9 @@ export const managedLinkSchema = linkSchema.extend({
   split: splitSchema.nullable().meta({ description: "for every hit no rule took" }),
   forward_query: z.boolean(),
   append_utm: z.boolean(),
+  pass_click_id: z.boolean().meta({
+    description: "whether web destinations get the view's click id as the query parameter click_id",
+  }),
   password_protected: z.boolean(),
 });
 const _managed: Same<z.output<typeof managedLinkSchema>, ManagedLink> = true;
@@ -185,7 +189,11 @@ export const feedEventSchema = z.object({
   device: jsonRecord.optional(),
   user: jsonRecord.optional(),
   link: z.object({ id: z.int(), path: z.string(), access_path: z.string() }).optional(),
-  attribution: jsonRecord.optional(),
+  attribution: jsonRecord.optional().meta({
+    description: "as the app sent it; an attributed event adds link_path, method (click_id, " +
+      "link_path or user) and, when a click is behind it, click_id and clicked_at; a link-host " +
+      "view carries its own click_id",
+  }),
   geo: z.object({
     country: z.string().meta({ description: "ISO 3166-1 alpha-2" }),
   }).optional(),
@@ -226,6 +234,13 @@ export const projectSchema = z.object({
   reporting_currency: z.string().meta({
     description: "ISO 4217: the currency revenue is summed in (minor units); purchases in " +
       "other currencies are converted at the ECB's rate of their day",
+  }),
+  attribution_window_days: z.int().min(1).max(90).meta({
+    description: "how long a click or a user's touch attributes later events (default 30)",
+  }),
+  attribution_model: z.enum(ATTRIBUTION_MODELS).meta({
+    description: "which of a user's touches in the window their events go to (default " +
+      "first_touch)",
   }),
 });
 const _project: Same<z.output<typeof projectSchema>, Project> = true;
@@ -373,6 +388,40 @@ export const analyticsSchema = z.object({
 });
 const _analytics: Same<z.output<typeof analyticsSchema>, AnalyticsAnswer> = true;
 
+const rate = (what: string) =>
+  z.number().nullable().meta({ description: `${what}; null when the divisor is 0` });
+export const funnelFiguresSchema = z.object({
+  views: z.number().meta({ description: "link views (link host hits, bots not counted)" }),
+  installs: z.number().meta({ description: "installs attributed to a link" }),
+  purchasers: z.number().meta({
+    description: "distinct user.id values with an attributed purchase",
+  }),
+  purchases: z.number().meta({
+    description: "attributed purchases (current versions, converted)",
+  }),
+  revenue: z.number().meta({ description: "their sum, in minor units of `currency`" }),
+  installs_per_view: rate("installs / views"),
+  purchasers_per_install: rate("purchasers / installs"),
+  purchases_per_purchaser: rate("purchases / purchasers"),
+  median_seconds_to_install: z.number().nullable().meta({
+    description: "median seconds from the click to the install, over the installs attributed " +
+      "by a click; null when there are none",
+  }),
+});
+const _funnelFigures: Same<z.output<typeof funnelFiguresSchema>, FunnelFigures> = true;
+export const funnelSchema = z.object({
+  from: dateTime,
+  to: dateTime,
+  tz: z.string(),
+  currency: z.string().meta({ description: "the project's reporting currency (ISO 4217)" }),
+  totals: funnelFiguresSchema,
+  groups: z.array(z.object({
+    key: z.string().meta({ description: "the link's path" }),
+    totals: funnelFiguresSchema,
+  })).optional().meta({ description: "with group_by=link: the top links by revenue" }),
+});
+const _funnel: Same<z.output<typeof funnelSchema>, FunnelAnswer> = true;
+
 /**
  * Every named component, by its name in the document. A route's request body or response refers
  * to one with `ref(name)` (rest/openapi.ts); zod turns every nested use of a named schema into a
@@ -396,6 +445,7 @@ const COMPONENTS = {
   AuditLogPage: auditLogPageSchema,
   CreatedApiKey: createdApiKeySchema,
   Analytics: analyticsSchema,
+  Funnel: funnelSchema,
   SplitResults: splitResultsSchema,
   Rule: ruleSchema,
   Redirect: redirectInput,

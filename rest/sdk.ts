@@ -2,6 +2,7 @@ import { Hono } from "hono";
 import type { Context } from "hono";
 import type { EnvironmentKind } from "../services/projects/projects.ts";
 import { recordEvents } from "../services/events/record.ts";
+import { clickIdsFor } from "../services/attribution/click_ids.ts";
 import { accessPath, createLink, getLinkForSdkOrThrow, toLink } from "../services/links/links.ts";
 import { projectMetricsEtag, projectMetricsJson } from "../services/links/metrics.ts";
 import {
@@ -43,6 +44,8 @@ async function sdkLink(deps: AppDeps, headers: Headers, path: string): Promise<R
 /** The SDK API under {base_url} = /api/v1/sdk: generate_link, link, metrics_for_project, events. */
 export function sdkRoutes(deps: AppDeps): Hono<AppEnv> {
   const { sql, config, clock } = deps;
+  // The link host's, for the same secret: ingestion reads the ids it mints.
+  const clickIds = clickIdsFor(deps.cursorSecret);
   const app = new Hono<AppEnv>();
   const headers = (c: Context<AppEnv>) => ({
     projectKey: c.req.header("PROJECT-KEY"),
@@ -102,7 +105,12 @@ export function sdkRoutes(deps: AppDeps): Hono<AppEnv> {
     const parsed = parseIngestBody(body.value, clock.now());
     const result = await recordEvents(
       sql,
-      { environment, clock, linkBaseUrl: config.linkBaseUrl },
+      {
+        environment,
+        clock,
+        linkBaseUrl: config.linkBaseUrl,
+        clickIds,
+      },
       parsed,
     );
     return c.json(result, 202);

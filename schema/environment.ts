@@ -10,6 +10,7 @@ import {
   environmentProject,
   type LinkConnectionNode,
   type ProjectNode,
+  setAttributionSettingsMutation,
   setReportingCurrencyMutation,
   setSdkLimitsMutation,
 } from "../resolvers/environment.ts";
@@ -21,6 +22,7 @@ import {
 } from "../resolvers/manage.ts";
 import { DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT } from "../inputs/links.ts";
 import type { LinkOrderField } from "../services/links/manage.ts";
+import { ATTRIBUTION_MODELS, type AttributionModel } from "../services/projects/projects.ts";
 import { analyticsArgs, AnalyticsFilter } from "./analytics.ts";
 import { builder } from "./builder.ts";
 import { DesktopRedirectInput, LinkStateEnum, RedirectInput, SplitVariantInput } from "./link.ts";
@@ -33,6 +35,12 @@ const SdkLimits = builder.objectRef<ProjectNode["sdkLimits"]>("SdkLimits").imple
     perKey: t.exposeInt("perKey", { description: "For the project key, from anywhere." }),
     perAddress: t.exposeInt("perAddress", { description: "From one client address." }),
   }),
+});
+
+const AttributionModelEnum = builder.enumType("AttributionModel", {
+  description: "FIRST_TOUCH: the link of the user's first attributed event in the window (the " +
+    "default); LAST_TOUCH: the latest.",
+  values: upperEnum<AttributionModel>(ATTRIBUTION_MODELS),
 });
 
 const Project = builder.objectRef<ProjectNode>("Project").implement({
@@ -49,6 +57,15 @@ const Project = builder.objectRef<ProjectNode>("Project").implement({
     reportingCurrency: t.exposeString("reportingCurrency", {
       description: "ISO 4217: the currency revenue is summed in, in its minor units; purchases " +
         "in other currencies are converted at the ECB's rate of their day.",
+    }),
+    attributionWindowDays: t.exposeInt("attributionWindowDays", {
+      description: "How long a click or a user's touch attributes later events: 1 to 90 days " +
+        "(30 by default).",
+    }),
+    attributionModel: t.expose("attributionModel", {
+      type: AttributionModelEnum,
+      description: "Which of a user's touches in the window an event with only the user's id " +
+        "goes to.",
     }),
   }),
 });
@@ -181,6 +198,9 @@ function decisionInputs(t: any) {
     split: t.field({ type: [SplitVariantInput] }),
     forwardQuery: t.boolean(),
     appendUtm: t.boolean(),
+    passClickId: t.boolean({
+      description: "Add the view's click id to web destinations as `click_id`.",
+    }),
     password: t.string({ description: "Write-only; hashed. null removes it." }),
   };
 }
@@ -256,6 +276,28 @@ builder.mutationField("setReportingCurrency", (t) =>
       currency: t.arg.string({ required: true, description: "An ISO 4217 code such as EUR." }),
     },
     resolve: (_root, args, ctx) => setReportingCurrencyMutation(ctx, args.projectId, args.currency),
+  }));
+
+const AttributionSettingsInput = builder.inputType("AttributionSettingsInput", {
+  description: "Absent: unchanged.",
+  fields: (t) => ({
+    windowDays: t.int({ description: "1 to 90." }),
+    model: t.field({ type: AttributionModelEnum }),
+  }),
+});
+
+builder.mutationField("setAttributionSettings", (t) =>
+  t.field({
+    type: Project,
+    description: "As PATCH /api/v1/admin/projects/:hashid with attribution_window_days and " +
+      "attribution_model, for the project of this environment: events ingested from then on " +
+      "are attributed under them. Takes the admin role on the project, or an API key with the " +
+      "`admin` scope.",
+    args: {
+      projectId: t.arg.id({ required: true }),
+      input: t.arg({ type: AttributionSettingsInput, required: true }),
+    },
+    resolve: (_root, args, ctx) => setAttributionSettingsMutation(ctx, args.projectId, args.input),
   }));
 
 builder.mutationField("createLink", (t) =>

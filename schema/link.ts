@@ -137,6 +137,10 @@ LinkRef.implement({
     }),
     forwardQuery: t.exposeBoolean("forwardQuery"),
     appendUtm: t.exposeBoolean("appendUtm"),
+    passClickId: t.exposeBoolean("passClickId", {
+      description: "Whether web destinations get the view's click id as the query parameter " +
+        "`click_id`.",
+    }),
     passwordProtected: t.exposeBoolean("passwordProtected"),
     splitResults: t.field({
       type: SplitResultsRef,

@@ -6,6 +6,7 @@ import "./feed.ts";
 import "./live.ts";
 import "./analytics.ts";
 import "./environment.ts";
+import "./funnel.ts";
 import "./management.ts";
 
 export const schema = builder.toSchema();

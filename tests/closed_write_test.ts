@@ -6,26 +6,35 @@ import assert from "node:assert/strict";
 
 const CHILD = new URL("./helpers/closed_write_child.ts", import.meta.url).pathname;
 
-async function run(kind: string) {
+/** Runs `child` with `permissions` and argument `kind`: its exit code and what it printed. */
+async function runChild(child: string, kind: string, permissions: string[] = ["--allow-read"]) {
   const out = await new Deno.Command(Deno.execPath(), {
-    args: ["run", "--allow-read", CHILD, kind],
+    args: ["run", ...permissions, child, kind],
     stdout: "piped",
     stderr: "piped",
   }).output();
   return { code: out.code, stdout: new TextDecoder().decode(out.stdout) };
 }
 
+const run = (kind: string) => runChild(CHILD, kind);
+
+/** The child lived on, its guard having caught exactly one error. */
+function assertSurvived(result: { code: number; stdout: string }) {
+  assert.equal(result.code, 0);
+  assert.equal(result.stdout.trim(), "alive, caught 1");
+}
+
+/** The child died before it could say it lived. */
+function assertEnded(result: { code: number; stdout: string }) {
+  assert.notEqual(result.code, 0);
+  assert.equal(result.stdout, "");
+}
+
 Deno.test("postgres.js's write after a closed connection is survived; other errors are not", async () => {
-  const survived = await run("postgres");
-  assert.equal(survived.code, 0);
-  assert.equal(survived.stdout.trim(), "alive, caught 1");
+  assertSurvived(await run("postgres"));
   // A write to a socket the server already ended, rejected with no handler (seen in the soak).
-  const ended = await run("ended");
-  assert.equal(ended.code, 0);
-  assert.equal(ended.stdout.trim(), "alive, caught 1");
-  const other = await run("other");
-  assert.notEqual(other.code, 0);
-  assert.equal(other.stdout, "");
+  assertSurvived(await run("ended"));
+  assertEnded(await run("other"));
 });
 
 const LOST_CHILD = new URL("./helpers/lost_query_child.ts", import.meta.url).pathname;
@@ -36,20 +45,16 @@ Deno.test({
     (databaseUrl ? "" : " (ignored: needs DATABASE_URL)"),
   ignore: !databaseUrl,
   async fn() {
-    const run = async (kind: string) => {
-      const out = await new Deno.Command(Deno.execPath(), {
-        args: ["run", "--allow-net", "--allow-env", "--allow-read", LOST_CHILD, kind],
-        stdout: "piped",
-        stderr: "piped",
-      }).output();
-      return { code: out.code, stdout: new TextDecoder().decode(out.stdout) };
-    };
-    const guarded = await run("guarded");
-    assert.equal(guarded.code, 0);
-    assert.equal(guarded.stdout.trim(), "alive, caught 1");
+    const run = (kind: string) =>
+      runChild(LOST_CHILD, kind, ["--allow-net", "--allow-env", "--allow-read"]);
+    assertSurvived(await run("guarded"));
     // Without the guard the same rejection ends the process, as it did in the soak.
-    const unguarded = await run("unguarded");
-    assert.notEqual(unguarded.code, 0);
-    assert.equal(unguarded.stdout, "");
+    assertEnded(await run("unguarded"));
   },
+});
+
+Deno.test("a query nobody awaits, failed by its connection's reset, is survived; other errors are not", async () => {
+  const run = (kind: string) => runChild(LOST_CHILD, kind, ["--allow-env", "--allow-read"]);
+  assertSurvived(await run("reset"));
+  assertEnded(await run("unrelated"));
 });

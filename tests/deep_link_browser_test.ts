@@ -103,7 +103,11 @@ test("iOS open-app page, preview first: waits for a tap; the App Store button co
     await page.click("#store-button");
     await page.waitForURL("https://apps.apple.com/app/id123456789", { timeout: 10_000 });
     const copied = await page.evaluate(() => navigator.clipboard.readText());
-    assert.equal(copied, `https://lnk.example.test/${path}`);
+    // The link's URL with the view's click id (tests/link_host_click_ids_test.ts reads it back).
+    assert.match(
+      copied,
+      new RegExp(`^https://lnk\\.example\\.test/${path}\\?click_id=[A-Za-z0-9_-]{42}$`),
+    );
   } finally {
     await context.close();
   }

@@ -56,14 +56,15 @@ type Expected =
   | `open ${string} ${"auto" | "tap"}`;
 
 const STORE = "https://apps.apple.com/app/id123456789";
+// `$c`: the view's click id (tests/link_host_click_ids_test.ts reads it back).
 const PLAY = "https://play.google.com/store/apps/details?id=com.acme.app&referrer=" +
-  "link_path%3D$p%26utm_campaign%3Dspring%2Bsale%2526more%26utm_source%3Dnews%252Fletter" +
+  "link_path%3D$p%26click_id%3D$c%26utm_campaign%3Dspring%2Bsale%2526more%26utm_source%3Dnews%252Fletter" +
   "%26utm_medium%3De-mail%253Dyes";
 const INTENT_R = "intent://$p#Intent;scheme=acme;package=com.acme.app;" +
   "S.browser_fallback_url=https%3A%2F%2Fexample.com%2Fandroid;end";
 const INTENT_PLAY = "intent://$p#Intent;scheme=acme;package=com.acme.app;" +
   "S.browser_fallback_url=https%3A%2F%2Fplay.google.com%2Fstore%2Fapps%2Fdetails%3Fid%3Dcom.acme.app" +
-  "%26referrer%3Dlink_path%253D$p%2526utm_campaign%253Dspring%252Bsale%252526more" +
+  "%26referrer%3Dlink_path%253D$p%2526click_id%253D$c%2526utm_campaign%253Dspring%252Bsale%252526more" +
   "%2526utm_source%253Dnews%25252Fletter%2526utm_medium%253De-mail%25253Dyes;end";
 
 // platform, open_app_if_installed, show_preview, custom redirect, app configured → answer
@@ -121,8 +122,15 @@ function attribute(html: string, pattern: RegExp): string | null {
   return m ? unescape(m[1]!) : null;
 }
 
-/** The answer in the table's notation. */
+/** The answer in the table's notation (any click id in it as `$c`). */
 function describe(res: { status: number; headers: Headers; text: string }, path: string): string {
+  return describeWithIds(res, path).replace(/(click_id%(?:25)?3D)[A-Za-z0-9_-]{42}/g, "$1$c");
+}
+
+function describeWithIds(
+  res: { status: number; headers: Headers; text: string },
+  path: string,
+): string {
   if (res.status === 302) return `302 ${res.headers.get("location")}`;
   assert.equal(res.status, 200, res.text);
   assert.equal(res.headers.get("content-type"), "text/html; charset=utf-8");
@@ -202,8 +210,12 @@ Deno.test("link host: the iOS open-app page escapes every value, runs no inline 
     attribute(html, /data-fallback-url="([^"]*)"/),
     "https://example.com/a?b=%3Cc%3E&d=%22e%22",
   );
-  // The App Store button carries the link's own URL, for the app to find after installing.
-  assert.equal(attribute(html, /data-copy="([^"]*)"/), `https://lnk.example.test/${path}`);
+  // The App Store button carries the link's own URL with the view's click id, for the app to
+  // find after installing.
+  assert.match(
+    attribute(html, /data-copy="([^"]*)"/)!,
+    new RegExp(`^https://lnk\\.example\\.test/${path}\\?click_id=[A-Za-z0-9_-]{42}$`),
+  );
 
   const crawler = await fetch(`${srv.url}/${path}`, {
     headers: { "User-Agent": "Slackbot-LinkExpanding 1.0 (+https://api.slack.com/robots)" },

@@ -61,6 +61,7 @@ Deno.test("the GraphQL access table has an entry for every field that needs one,
 const REST_EQUIVALENTS: Record<string, string> = {
   "Environment.links": "GET /api/v1/projects/:project_id/links",
   "Environment.analytics": "GET /api/v1/projects/:project_id/analytics",
+  "Environment.funnel": "GET /api/v1/projects/:project_id/analytics/funnel",
   "Environment.feedTokens": "GET /api/v1/projects/:project_id/event_stream_tokens",
   "Environment.destinations": "GET /api/v1/projects/:project_id/destinations",
   "Environment.apiKeys": "GET /api/v1/projects/:project_id/api_keys",
@@ -80,6 +81,7 @@ const REST_EQUIVALENTS: Record<string, string> = {
   "Mutation.revokeApiKey": "DELETE /api/v1/projects/:project_id/api_keys/:key_id",
   "Mutation.setSdkLimits": "PATCH /api/v1/admin/projects/:hashid",
   "Mutation.setReportingCurrency": "PATCH /api/v1/admin/projects/:hashid",
+  "Mutation.setAttributionSettings": "PATCH /api/v1/admin/projects/:hashid",
 };
 
 Deno.test("every admin mutation and list needs exactly what its REST route needs", () => {
@@ -167,6 +169,7 @@ const DRIVERS: Record<AdminField, Driver> = {
   "Environment.links": { doc: onEnv("links(first: 1) { edges { cursor } }") },
   "Environment.link": { doc: onEnv("link(path: $path) { path }") },
   "Environment.analytics": { doc: onEnv("analytics { totals { views } }") },
+  "Environment.funnel": { doc: onEnv("funnel { totals { views } }") },
   "Environment.feedTokens": { doc: onEnv("feedTokens { id hint }") },
   "Environment.destinations": { doc: onEnv("destinations { id state pending dropped }") },
   "Environment.apiKeys": { doc: onEnv("apiKeys { id hint scopes }") },
@@ -176,6 +179,10 @@ const DRIVERS: Record<AdminField, Driver> = {
   },
   "Link.analytics": {
     doc: `query($path: String!) { link(path: $path) { analytics { totals { views } } } }`,
+    sdk: true,
+  },
+  "Link.funnel": {
+    doc: `query($path: String!) { link(path: $path) { funnel { totals { views } } } }`,
     sdk: true,
   },
   "Link.splitResults": {
@@ -262,6 +269,11 @@ const DRIVERS: Record<AdminField, Driver> = {
   "Mutation.setReportingCurrency": {
     doc: `mutation($id: ID!) { setReportingCurrency(projectId: $id, currency: "USD") {
       reportingCurrency } }`,
+    change: true,
+  },
+  "Mutation.setAttributionSettings": {
+    doc: `mutation($id: ID!) { setAttributionSettings(projectId: $id, input: { windowDays: 30 }) {
+      attributionWindowDays } }`,
     change: true,
   },
 };

@@ -81,7 +81,11 @@ Deno.test("eventFeed serves every field of the feed event and the full link", as
   assert.deepEqual(install.project, { id: p.hashid, test: false });
   assert.deepEqual(install.device, { os: "iOS" });
   assert.deepEqual(install.user, { id: "u1" });
-  assert.deepEqual(install.attribution, { campaign: "spring" });
+  assert.deepEqual(install.attribution, {
+    campaign: "spring",
+    link_path: link.path,
+    method: "link_path",
+  });
   assert.deepEqual(install.geo, { country: "DE" });
   assert.equal(install.purchase, null);
   assert.deepEqual(install.link, {

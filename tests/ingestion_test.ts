@@ -104,7 +104,8 @@ Deno.test("POST /api/v1/sdk/events answers 202 and stores each event with its fe
     device: { os: "iOS", model: "iPhone15,2" },
     user: { id: "u1", plan: "pro" },
     link: { id: link!.id, path, access_path: `${LINK_BASE_URL}/${path}` },
-    attribution: { campaign: "summer" },
+    // What the app sent, with how the event was attributed (docs/analytics.md).
+    attribution: { campaign: "summer", link_path: path, method: "link_path" },
     geo: { country: "DE" },
   });
   assert.deepEqual(bodies[1], {

@@ -279,8 +279,11 @@ Deno.test("a human view is recorded as a view event in the link's environment an
     project: { id: p.hashid, test: true },
     // With the OS and browser families (CONTRACT, "Analytics").
     device: { platform: "android", os: "Android", browser: "Chrome" },
+    // The view's click id (tests/link_host_click_ids_test.ts reads it back).
+    attribution: { click_id: body.attribution.click_id },
     link: { id: link!.id, path, access_path: `${LINK_BASE_URL}/${path}` },
   });
+  assert.match(body.attribution.click_id, /^[A-Za-z0-9_-]{42}$/);
   assert.equal(rows[0]!.received_at.toISOString(), NOW);
   const feed = await srv.sql<{ type: string; body: string }[]>`
     select type, body from feed_events where environment_id = ${p.testId}

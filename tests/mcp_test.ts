@@ -62,6 +62,7 @@ const ALL_TOOLS = [
   "delete_link",
   "link_qr",
   "analytics",
+  "funnel",
   "split_results",
 ];
 
@@ -92,6 +93,7 @@ Deno.test("each key lists the tools of its scopes, with the REST bodies' schemas
   ]);
   assert.deepEqual((await listed(analyst.value)).map((t) => t.name), [
     "analytics",
+    "funnel",
     "split_results",
   ]);
   assert.deepEqual(await listed(exporter.value), []);
@@ -116,7 +118,7 @@ Deno.test("each key lists the tools of its scopes, with the REST bodies' schemas
     assert.equal(tool.inputSchema.type, "object", tool.name);
     assert.equal(tool.outputSchema?.type, "object", tool.name);
     assert.equal(tool.annotations?.openWorldHint, false, tool.name);
-    const reads = ["list_links", "get_link", "link_qr", "analytics", "split_results"]
+    const reads = ["list_links", "get_link", "link_qr", "analytics", "funnel", "split_results"]
       .includes(tool.name);
     assert.equal(tool.annotations?.readOnlyHint, reads, tool.name);
   }
@@ -647,6 +649,7 @@ Deno.test("the tool table names an operation of the permission table for each to
       delete_link: "links.delete",
       link_qr: "links.read",
       analytics: "analytics.read",
+      funnel: "analytics.read",
       split_results: "analytics.read",
     },
   );

@@ -187,6 +187,8 @@ Deno.test("the suite-wide check refuses an answer that drifts from the document"
     environments: { production: { project_id: 1 }, test: { project_id: 2 } },
     sdk_limits: { per_key: 100_000, per_address: 10_000 },
     reporting_currency: "USD",
+    attribution_window_days: 30,
+    attribution_model: "first_touch",
   };
   // The list as it was answered before link_domain and apps were read: refused, naming them.
   check.observe(list, Response.json({ projects: [project] }));

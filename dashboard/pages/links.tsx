@@ -294,7 +294,8 @@ type CheckboxName =
   | "show_preview_ios"
   | "show_preview_android"
   | "ios_open_app"
-  | "android_open_app";
+  | "android_open_app"
+  | "pass_click_id";
 
 /**
  * A group of the form: the first is always open (where the link goes); the others are
@@ -381,7 +382,7 @@ const LINK_FORM: FormSection[] = [
   {
     id: "tracking",
     title: "Tags and tracking",
-    summary: "tags to search by, campaign, source and medium",
+    summary: "tags to search by, campaign, source and medium, click ids",
     fields: [
       {
         kind: "text",
@@ -393,6 +394,11 @@ const LINK_FORM: FormSection[] = [
       { kind: "text", name: "tracking_campaign", label: "Campaign" },
       { kind: "text", name: "tracking_source", label: "Source" },
       { kind: "text", name: "tracking_medium", label: "Medium" },
+      {
+        kind: "check",
+        name: "pass_click_id",
+        label: "Add the click id to web addresses (click_id)",
+      },
     ],
   },
   {
@@ -780,6 +786,7 @@ export function LinkPage(props: {
                       l.tracking_source ?? "–"
                     }, medium ${l.tracking_medium ?? "–"}`
                     : <span class="muted">none</span>}
+                  {l.pass_click_id ? "; adds the click id to web addresses" : ""}
                 </td>
               </tr>
               <tr>

@@ -30,6 +30,12 @@ export function MetricsPage(props: {
         projectName={props.projectName}
         active="metrics"
       />
+      <p class="page-links">
+        <a href={`${base}/funnel`}>Top links by revenue</a>{" "}
+        <span class="muted">
+          – the funnel from views to installs, purchasers and revenue, per link.
+        </span>
+      </p>
       <AnalyticsPanel {...props.analytics} />
       <section class="card" aria-labelledby="views-h">
         <h2 id="views-h">Links by views, since they were made</h2>

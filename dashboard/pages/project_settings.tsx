@@ -1,6 +1,10 @@
 // The project page's "Link domain and apps" card: the host its links are served on and the
 // iOS and Android apps the association files declare, with a way to remove each app.
-import type { Project } from "../../services/projects/projects.ts";
+import {
+  ATTRIBUTION_MODELS,
+  type AttributionModel,
+  type Project,
+} from "../../services/projects/projects.ts";
 import type { Session } from "../../services/access/sessions.ts";
 import { Csrf, Field } from "../layout.tsx";
 import { BASE } from "../security.ts";
@@ -216,6 +220,78 @@ export function ReportingCurrency(props: { session: Session; project: Project; e
           {props.error && <p class="error">{props.error}</p>}
         </div>
         <button type="submit" class="button">Save reporting currency</button>
+      </form>
+    </section>
+  );
+}
+
+/** The attribution card's fields as typed, and their errors (to show them again). */
+export interface AttributionForm {
+  values: { attribution_window_days: string; attribution_model: string };
+  errors: { attribution_window_days?: string; attribution_model?: string };
+}
+
+const MODEL_LABELS: Record<AttributionModel, string> = {
+  first_touch: "First touch",
+  last_touch: "Last touch",
+};
+
+/**
+ * The project page's "Attribution" card: how long a click or a user's touch attributes later
+ * events, and which touch a user's events go to (docs/analytics.md, "Attribution").
+ */
+export function Attribution(props: { session: Session; project: Project; form?: AttributionForm }) {
+  const p = props.project;
+  const v = props.form?.values ?? {
+    attribution_window_days: String(p.attribution_window_days),
+    attribution_model: p.attribution_model,
+  };
+  const e = props.form?.errors ?? {};
+  return (
+    <section class="card" aria-labelledby="attribution-h">
+      <h2 id="attribution-h">Attribution</h2>
+      <p class="muted apps-intro">
+        An event your app sends with a link's click id counts for that link when the click is within
+        the window. An event with only the user's id counts for the link that brought that user
+        within the window: the first such link, or the latest. A change applies to events received
+        from then on; events already stored keep their attribution.
+      </p>
+      {Object.keys(e).length > 0 && (
+        <p class="notice error" role="alert">Nothing was saved: correct the fields marked below.</p>
+      )}
+      <form method="post" action={`${BASE}/projects/${p.id}/attribution`}>
+        <Csrf session={props.session} />
+        <div class="grid">
+          <Field
+            label="Window in days"
+            name="attribution_window_days"
+            value={v.attribution_window_days}
+            error={e.attribution_window_days}
+            hint="1 to 90; 30 by default."
+          />
+          <div class={e.attribution_model ? "field has-error" : "field"}>
+            <label for="f-attribution_model">Model</label>
+            <p class="hint" id="f-attribution_model-hint">
+              A user's events count for the first link that brought them, or the latest.
+            </p>
+            <select
+              id="f-attribution_model"
+              name="attribution_model"
+              aria-describedby={e.attribution_model
+                ? "f-attribution_model-hint f-attribution_model-error"
+                : "f-attribution_model-hint"}
+              aria-invalid={e.attribution_model ? "true" : undefined}
+            >
+              {ATTRIBUTION_MODELS.map((m) => (
+                <option value={m} selected={m === v.attribution_model}>{MODEL_LABELS[m]}</option>
+              ))}
+            </select>
+            {e.attribution_model && (
+              <p class="error-text" id="f-attribution_model-error">{e.attribution_model}</p>
+            )}
+          </div>
+        </div>
+        <button type="submit" class="button">Save attribution</button>
       </form>
     </section>
   );

@@ -21,7 +21,13 @@ import {
   type SettingsValues,
   settingsValuesOf,
 } from "../settings_form.ts";
-import { DomainAndApps, ReportingCurrency, WriteLimits } from "./project_settings.tsx";
+import {
+  Attribution,
+  type AttributionForm,
+  DomainAndApps,
+  ReportingCurrency,
+  WriteLimits,
+} from "./project_settings.tsx";
 
 export function ProjectsPage(props: {
   session: Session;
@@ -138,6 +144,8 @@ export function ProjectPage(props: {
   limits?: { values: LimitValues; errors: LimitErrors };
   /** The reporting currency form's error, when it had one. */
   currencyError?: string;
+  /** The attribution form as submitted, when it had errors. */
+  attribution?: AttributionForm;
 }) {
   const p = props.project;
   return (
@@ -246,6 +254,9 @@ export function ProjectPage(props: {
       )}
       {may(props.session, "project.settings") && (
         <ReportingCurrency session={props.session} project={p} error={props.currencyError} />
+      )}
+      {may(props.session, "project.settings") && (
+        <Attribution session={props.session} project={p} form={props.attribution} />
       )}
     </Layout>
   );

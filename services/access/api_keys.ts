@@ -9,7 +9,14 @@ import { type AuditContext, recordAudit } from "./audit.ts";
 import { memberRole } from "./authorize.ts";
 import { type Role, type Scope, SCOPES, scopesAllowedTo } from "./permissions.ts";
 import { credentialHint, listActiveCredentials, revokeCredential } from "./credentials.ts";
-import { madeBy, madeByColumns, type MadeByRow, makerColumns, makerDetail } from "./makers.ts";
+import {
+  insertedMadeByColumns,
+  madeBy,
+  type MadeByRow,
+  makerColumns,
+  makerDetail,
+  withOwnerName,
+} from "./makers.ts";
 import type { MadeBy } from "./makers.ts";
 import { actorOf, ownerOf, type Principal } from "./principal.ts";
 
@@ -110,14 +117,15 @@ export async function createApiKey(
   // The key is its creator's person's: a key made by a key belongs to whom that key belongs to.
   const maker = makerColumns(actorOf(creator), ownerOf(creator));
   const row = await sql.begin(async (tx) => {
-    const [row] = await tx<(KeyRow & MadeByRow)[]>`
+    const [inserted] = await tx<(KeyRow & MadeByRow)[]>`
       insert into api_keys (environment_id, name, scopes, key_hash, hint, created_at, expires_at,
         created_by_account_id, owner_type, made_by_type, made_by_id, made_by_name)
       values (${env.id}, ${input.name}, ${scopes}::text[], ${hashSecret(value)},
         ${apiKeyHint(value)}, ${now}, ${expiresAt}, ${maker.created_by_account_id},
         ${maker.owner_type}, ${maker.made_by_type}, ${maker.made_by_id}, ${maker.made_by_name})
-      returning id, name, created_at, expires_at, ${madeByColumns(tx, "api_keys")}
+      returning id, name, created_at, expires_at, ${insertedMadeByColumns(tx, "api_keys")}
     `;
+    const row = await withOwnerName(tx, inserted!);
     await recordAudit(tx, audit, {
       action: "api_key.create",
       project: { environmentId: env.id },

@@ -41,12 +41,14 @@ export const GRAPHQL_ACCESS = {
   "Environment.links": "links.read",
   "Environment.link": "links.read",
   "Environment.analytics": "analytics.read",
+  "Environment.funnel": "analytics.read",
   "Environment.feedTokens": "feed_tokens.manage",
   "Environment.destinations": "destinations.manage",
   "Environment.apiKeys": "api_keys.manage",
   // Checked per parent, whichever field the link was reached through (the SDK's link(path) too)
   "Link.metrics": "analytics.read",
   "Link.analytics": "analytics.read",
+  "Link.funnel": "analytics.read",
   "Link.state": "parent",
   "Link.splitResults": "analytics.read",
   "LinkMetrics.link": "parent",
@@ -67,6 +69,7 @@ export const GRAPHQL_ACCESS = {
   "Mutation.revokeApiKey": "api_keys.manage",
   "Mutation.setSdkLimits": "project.settings",
   "Mutation.setReportingCurrency": "project.settings",
+  "Mutation.setAttributionSettings": "project.settings",
 } as const satisfies Record<string, FieldAccess>;
 
 export type FieldCoordinate = keyof typeof GRAPHQL_ACCESS;

@@ -65,6 +65,25 @@ export interface MadeByRow {
   owner_name: string | null;
 }
 
+/**
+ * The maker columns an INSERT returns: without the owner's name, as Citus takes no subquery in
+ * an INSERT's RETURNING (ownerNameOf reads it after).
+ */
+export function insertedMadeByColumns(db: Db, alias: string) {
+  const t = db(alias);
+  return db`${t}.made_by_type, ${t}.made_by_id, ${t}.made_by_name, ${t}.owner_type,
+    ${t}.created_by_account_id, null::text as owner_name`;
+}
+
+/** The row with its owner's current name, for a row insertedMadeByColumns returned. */
+export async function withOwnerName<T extends MadeByRow>(db: Db, row: T): Promise<T> {
+  if (row.created_by_account_id === null) return row;
+  const [account] = await db<{ name: string }[]>`
+    select name from accounts where id = ${row.created_by_account_id}
+  `;
+  return { ...row, owner_name: account?.name ?? null };
+}
+
 /** The maker columns of the table aliased `alias`, with the owner's current name. */
 export function madeByColumns(db: Db, alias: string) {
   const t = db(alias);

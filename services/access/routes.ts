@@ -76,6 +76,7 @@ export const ROUTE_ACCESS: Record<string, RouteAccess> = {
   "GET /api/v1/projects/:project_id/links/:link_path/split": "analytics.read",
   "GET /api/v1/projects/:project_id/events_per_day": "analytics.read",
   "GET /api/v1/projects/:project_id/analytics": "analytics.read",
+  "GET /api/v1/projects/:project_id/analytics/funnel": "analytics.read",
 
   "GET /api/v1/projects/:project_id/export": "events.export",
   "GET /api/v1/projects/:project_id/api_keys": "api_keys.manage",
@@ -114,6 +115,7 @@ export const ROUTE_ACCESS: Record<string, RouteAccess> = {
   "POST /dashboard/projects/:hashid/apps/remove": "project.settings",
   "POST /dashboard/projects/:hashid/sdk_limits": "project.settings",
   "POST /dashboard/projects/:hashid/reporting_currency": "project.settings",
+  "POST /dashboard/projects/:hashid/attribution": "project.settings",
   "GET /dashboard/environments/:project_id": "links.read",
   "GET /dashboard/environments/:project_id/tokens": "feed_tokens.manage",
   "POST /dashboard/environments/:project_id/tokens": "feed_tokens.manage",
@@ -172,6 +174,7 @@ export const ROUTE_ACCESS: Record<string, RouteAccess> = {
   "GET /dashboard/environments/:project_id/links/:path/qr-image": "links.read",
   "GET /dashboard/environments/:project_id/metrics": "analytics.read",
   "GET /dashboard/environments/:project_id/metrics/analytics.csv": "analytics.read",
+  "GET /dashboard/environments/:project_id/funnel": "analytics.read",
   "GET /dashboard/environments/:project_id/links/:path/analytics.csv": "analytics.read",
   "GET /dashboard/environments/:project_id/live": "events.live",
   "GET /dashboard/environments/:project_id/live/stream": "events.live",

@@ -141,7 +141,7 @@ export async function queryAnalyticsByLink(
   });
 }
 
-interface Range {
+export interface Range {
   from_at: Date;
   to_at: Date;
   from_text: string;
@@ -168,7 +168,7 @@ export function setTransactionTimeZone(tx: Db, tz: string) {
  * Sets the zone for the transaction, and widens the range to whole buckets (or refuses it): one
  * round trip, the range's statement pipelined behind the zone's, so it computes in that zone.
  */
-async function queryRange(tx: Db, q: AnalyticsQuery): Promise<Range> {
+export async function queryRange(tx: Db, q: AnalyticsQuery): Promise<Range> {
   const unit = q.interval ?? "hour";
   const [, [range]] = await Promise.all([
     setTransactionTimeZone(tx, q.tz),
@@ -196,6 +196,32 @@ async function queryRange(tx: Db, q: AnalyticsQuery): Promise<Range> {
     );
   }
   return range!;
+}
+
+/**
+ * The environment's views over [from, to) (whole hours, transaction `tx` in the query's zone),
+ * as queryAnalytics counts them: from the margins and the rollup rows not merged yet. The funnel
+ * (./funnel.ts) reads its total here.
+ */
+export async function environmentViews(
+  tx: Db,
+  environmentId: number,
+  from: Date,
+  to: Date,
+): Promise<number> {
+  const q: AnalyticsQuery = {
+    environmentId,
+    from,
+    to,
+    interval: null,
+    tz: "UTC",
+    metrics: ["views"],
+    groupBy: null,
+    limit: 1,
+    filters: {},
+  };
+  const rows = await figures(tx, q, from, to, null);
+  return Number(rows.find((r) => r.kind === "total")?.views ?? 0);
 }
 
 interface Row {

@@ -4,7 +4,7 @@ import { monotonicFactory } from "ulid";
 import type { Db, Sql } from "../../db/connect.ts";
 import { jsonColumn } from "../../db/params.ts";
 import type { Clock } from "../../infra/clock.ts";
-import { ApiError } from "../errors.ts";
+import { ApiError, isForeignKeyViolation } from "../errors.ts";
 import { onCitus } from "../../db/cluster.ts";
 import { announceCapture, capturingEnvironment, lockCaptureOnCitus } from "../feed/capture.ts";
 import { FEED_SCHEMA_VERSION, type Purchase, serialiseEnvelope } from "../feed/envelope.ts";
@@ -29,6 +29,16 @@ import {
 } from "../analytics/rollups.ts";
 import { countIngested } from "../monitoring/metrics.ts";
 import { convertWith, ingestionRates, utcDay } from "../fx/rates.ts";
+import {
+  attributeBatch,
+  attributedUserId,
+  type Decision,
+  envelopeAttribution,
+  type LinkRef,
+  needsAttribution,
+  type NewTouch,
+} from "../attribution/attribute.ts";
+import type { ClickIds } from "../attribution/click_ids.ts";
 
 export type EventEnvironment = Pick<Environment, "id" | "kind" | "hashid">;
 
@@ -47,6 +57,20 @@ export interface RecordContext {
    * the batch's rollup rows are then not written, and analytics never count it.
    */
   rollups?: boolean;
+  /** Reads the click ids events carry; without it, no event is attributed by click id. */
+  clickIds?: ClickIds;
+  /**
+   * False only in bench/attribution.ts's baseline, which measures ingestion without click and
+   * user attribution: events then count for their `link_path` alone.
+   */
+  attribution?: boolean;
+  /**
+   * Known links (recordEvents' `known`) found deleted since the caller read them: their events
+   * keep the envelope they were answered with but are stored with no link, and move no counter,
+   * as if they had been stored in time and the deletion had then cleared them. Set by
+   * recordEvents itself when a write fails on one.
+   */
+  deletedLinks?: ReadonlySet<number>;
 }
 
 export interface RecordResult {
@@ -54,18 +78,13 @@ export interface RecordResult {
   duplicates: number;
 }
 
-interface LinkRef {
-  id: number;
-  path: string;
-  /** The project's link domain when the event is recorded: it fixes the envelope's access_path. */
-  link_domain: string | null;
-}
-
 /** A newly stored event, with what moves the counters. */
 interface StoredEvent {
   event: NewEvent;
   eventId: string;
   link: LinkRef | undefined;
+  /** How the event was attributed to `link`. */
+  decision: Decision | undefined;
   body: string;
 }
 
@@ -101,19 +120,70 @@ export async function recordEvents(
   /** Links already resolved by the caller, by path (the link host has its link at hand). */
   known: readonly LinkRef[] = [],
 ): Promise<RecordResult> {
+  try {
+    return await recordOnce(sql, ctx, events, known);
+  } catch (err) {
+    // A link deleted between its reading and the write fails the batch's foreign keys: the link
+    // host's views wait in a queue after their link was read, and a batch's links are read
+    // without a lock. The batch was rolled back; once more, the links read again and the
+    // caller's known ones that are gone left out, rather than a 500 or a batch of views retried
+    // and dropped for one deleted link.
+    if (!isForeignKeyViolation(err)) throw err;
+    const ids = known.flatMap((l) => ctx.deletedLinks?.has(l.id) ? [] : [l.id]);
+    const present = await sql<{ id: number }[]>`select id from links where id = any(${ids}::int[])`;
+    const deletedLinks = new Set(ctx.deletedLinks);
+    for (const id of ids) if (!present.some((r) => r.id === id)) deletedLinks.add(id);
+    return await recordOnce(sql, { ...ctx, deletedLinks }, events, known);
+  }
+}
+
+async function recordOnce(
+  sql: Sql,
+  ctx: RecordContext,
+  events: readonly NewEvent[],
+  known: readonly LinkRef[],
+): Promise<RecordResult> {
   const receivedAt = ctx.clock.now();
   const unique = withoutRepeatedIds(events);
-  // Stored whole or not at all (no client ids, no purchases, links known): the counters move
-  // in the statement that stores the events (inOneStatement).
-  const together = inOneStatement(unique, known);
+  // Stored whole or not at all (no client ids, no purchases, links known, no click id or user to
+  // attribute by): the counters move in the statement that stores the events (inOneStatement).
+  const attributable = needsAttribution(unique);
+  const together = !attributable && inOneStatement(unique, known);
   const stored = await sql.begin(async (tx) => {
-    const links = together
-      ? new Map(known.map((l) => [l.path, l]))
-      : await resolveLinks(tx, ctx.environment.id, unique, known);
-    const prepared = unique.map((event): StoredEvent => {
-      const link = event.link_path == null ? undefined : links.get(event.link_path);
-      const eventId = "evt_" + newEventId(receivedAt.getTime());
-      return { event, eventId, link, body: envelope(ctx, eventId, event, link) };
+    const newIds = () => unique.map(() => "evt_" + newEventId(receivedAt.getTime()));
+    let decisions: (Decision | undefined)[];
+    let touches: NewTouch[] = [];
+    let eventIds: string[];
+    if (attributable && (ctx.attribution ?? true)) {
+      ({ decisions, touches, eventIds } = await attributeBatch(
+        tx,
+        ctx.environment.id,
+        ctx.clickIds,
+        unique,
+        known,
+        newIds,
+      ));
+    } else {
+      const links = together
+        ? new Map(known.map((l) => [l.path, l]))
+        : await resolveLinks(tx, ctx.environment.id, unique, known);
+      eventIds = newIds();
+      decisions = unique.map((event) => {
+        const link = event.link_path == null ? undefined : links.get(event.link_path);
+        return link && { method: "link_path", link };
+      });
+    }
+    const prepared = unique.map((event, i): StoredEvent => {
+      const eventId = eventIds[i]!;
+      const decision = decisions[i];
+      const link = decision?.link;
+      return {
+        event,
+        eventId,
+        link: link && ctx.deletedLinks?.has(link.id) ? undefined : link,
+        decision,
+        body: envelope(ctx, eventId, event, decision),
+      };
     });
     const { inserted, captured } = await insertEvents(
       tx,
@@ -123,6 +193,7 @@ export async function recordEvents(
       ctx.batchKey ?? null,
       ctx.rollups ?? true,
       together ? countEvents(prepared) : null,
+      touches,
     );
     if (!together) {
       const deltas = countEvents(inserted);
@@ -196,8 +267,9 @@ function envelope(
   ctx: RecordContext,
   eventId: string,
   e: NewEvent,
-  link: LinkRef | undefined,
+  decision: Decision | undefined,
 ): string {
+  const link = decision?.link;
   return serialiseEnvelope({
     schema_version: FEED_SCHEMA_VERSION,
     id: eventId,
@@ -214,7 +286,7 @@ function envelope(
       // the project's link domain does not rewrite them (the Link object shows the new one).
       access_path: accessPath(ctx.linkBaseUrl, link),
     },
-    attribution: e.attribution ?? undefined,
+    attribution: envelopeAttribution(e, decision),
     geo: e.geo ? { country: e.geo.country } : undefined,
     purchase: e.type === "purchase" ? e.purchase ?? undefined : undefined,
     time_spent: e.type === "session" ? e.time_spent ?? undefined : undefined,
@@ -243,6 +315,8 @@ async function insertEvents(
   rollups: boolean,
   /** Counters to move in the same statement, if the whole batch is stored (see inOneStatement). */
   counters: Map<number, Deltas> | null = null,
+  /** The users' touches the batch adds (services/attribution/attribute.ts). */
+  touches: readonly NewTouch[] = [],
 ): Promise<{ inserted: StoredEvent[]; captured: boolean }> {
   if (events.length === 0) return { inserted: [], captured: false };
   await lockCaptureOnCitus(db, environmentId, "share");
@@ -310,7 +384,9 @@ async function insertEvents(
       order by b.ord
     ), rolled as (
       ${rollups ? rollupInsertSql(db, environmentId, events.map((s) => s.event)) : db`select 1`}
-    )${
+    )${touchesInStatement(db, environmentId, touches)}${
+    installsInStatement(db, environmentId, events)
+  }${
     counters && counters.size > 0 ? db`, ${countersInStatement(db, environmentId, counters)}` : db``
   }
     select event_id, exists (select 1 from capturing) as captured from inserted
@@ -319,6 +395,66 @@ async function insertEvents(
   if (rows.length === events.length) return { inserted: [...events], captured };
   const stored = new Set(rows.map((r) => r.event_id));
   return { inserted: events.filter((s) => stored.has(s.eventId)), captured };
+}
+
+/**
+ * The CTE that stores the batch's touches (services/attribution/attribute.ts), of the events the
+ * statement actually inserted: a duplicate's touch was stored with its first copy.
+ */
+function touchesInStatement(db: Db, environmentId: number, touches: readonly NewTouch[]) {
+  if (touches.length === 0) return db``;
+  const rows = touches.map((t) => ({
+    event_id: t.eventId,
+    user_id: t.userId,
+    occurred_at: t.occurredAt.toISOString(),
+    link_id: t.decision.link.id,
+    click_id: t.decision.clickId ?? null,
+    clicked_at: t.decision.clickedAt?.toISOString() ?? null,
+  }));
+  return db`, touched as (
+    insert into attribution_touches (
+      environment_id, user_id, occurred_at, event_id, link_id, click_id, clicked_at
+    )
+    select ${environmentId}, t.user_id, t.occurred_at, t.event_id, t.link_id, t.click_id,
+      t.clicked_at
+    from json_to_recordset((${JSON.stringify(rows)}::text)::json) as t(
+      event_id text, user_id text, occurred_at timestamptz, link_id int, click_id text,
+      clicked_at timestamptz
+    )
+    where t.event_id in (select event_id from inserted)
+  )`;
+}
+
+/**
+ * The CTE that stores the batch's attributed installs (the funnel's installs, and the seconds
+ * from click to install when the attribution has a click; never below 0, as a device's clock may
+ * run behind the link host's).
+ */
+function installsInStatement(db: Db, environmentId: number, events: readonly StoredEvent[]) {
+  const rows = events.flatMap((s) =>
+    s.event.type === "install" && s.decision
+      ? [{
+        event_id: s.eventId,
+        occurred_at: s.event.occurred_at.toISOString(),
+        link_id: s.decision.link.id,
+        seconds: s.decision.clickedAt
+          ? Math.max(
+            0,
+            Math.floor((s.event.occurred_at.getTime() - s.decision.clickedAt.getTime()) / 1000),
+          )
+          : null,
+      }]
+      : []
+  );
+  if (rows.length === 0) return db``;
+  return db`, installed as (
+    insert into attributed_installs (environment_id, occurred_at, link_id, seconds)
+    select ${environmentId}, t.occurred_at, t.link_id, t.seconds
+    from json_to_recordset((${JSON.stringify(rows)}::text)::json) as t(
+      event_id text, occurred_at timestamptz, link_id int, seconds bigint
+    )
+    where t.event_id in (select event_id from inserted)
+  )`;
 }
 
 function storedName(e: NewEvent): string | null {
@@ -361,7 +497,13 @@ async function applyPurchases(
 ): Promise<void> {
   const newest = new Map<
     string,
-    { name: string; purchase: Purchase; linkId: number | null; bucket: PurchaseBucket }
+    {
+      name: string;
+      purchase: Purchase;
+      linkId: number | null;
+      userId: string | null;
+      bucket: PurchaseBucket;
+    }
   >();
   for (const { event, link } of events) {
     if (event.type !== "purchase" || !event.purchase || event.name == null) continue;
@@ -376,7 +518,13 @@ async function applyPurchases(
         currency: event.purchase.currency.toUpperCase(),
         ...eventDimensions(event),
       };
-      newest.set(key, { name: event.name, purchase: event.purchase, linkId, bucket });
+      newest.set(key, {
+        name: event.name,
+        purchase: event.purchase,
+        linkId,
+        userId: attributedUserId(event),
+        bucket,
+      });
     }
   }
   if (newest.size === 0) return;
@@ -450,7 +598,7 @@ async function applyPurchases(
       update purchase_versions p
       set version = u.version, amount = u.amount, link_id = u.link_id, hour = u.hour,
         country = u.country, platform = u.platform, os = u.os, rule = u.rule, variant = u.variant,
-        currency = u.currency, converted = u.converted
+        currency = u.currency, converted = u.converted, user_id = u.user_id
       from unnest(
         ${col((p) => p.purchase.transaction_id)}::text[],
         ${col((p) => p.name)}::text[],
@@ -468,9 +616,10 @@ async function applyPurchases(
     col((p) =>
       converted.get(JSON.stringify([p.purchase.transaction_id, p.name]))?.toString() ?? null
     )
-  }::bigint[]
+  }::bigint[],
+        ${col((p) => p.userId)}::text[]
       ) as u(transaction_id, name, version, amount, link_id, hour, country, platform, os, rule,
-        variant, currency, converted)
+        variant, currency, converted, user_id)
       where p.environment_id = ${environmentId}
         and p.transaction_id = u.transaction_id and p.name = u.name
     )

@@ -16,6 +16,7 @@ import { asMaintainer } from "../maintenance/lock.ts";
 import { dropPartitionsBefore, type DroppedPartition } from "../maintenance/partitions.ts";
 import { purgeRateHits } from "./rate_limit.ts";
 import { purgeSdkRateCounts } from "../projects/sdk_limits.ts";
+import { purgeAttribution } from "../attribution/purge.ts";
 import { deleteRollupsBefore, MARGINS_TABLE, ROLLUPS_TABLE } from "../analytics/rollups.ts";
 
 export const FEED_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
@@ -66,6 +67,8 @@ export interface PurgeResult {
   analyticsRollups?: number;
   /** Present when the pass dropped SDK write counts of past minutes (services/sdk_limits.ts). */
   sdkRateCounts?: number;
+  /** Present when the pass deleted users' touches or attributed installs past their time. */
+  attribution?: number;
 }
 
 type Counted =
@@ -74,10 +77,16 @@ type Counted =
   | "rateHits"
   | "analyticsKeys"
   | "analyticsRollups"
-  | "sdkRateCounts";
+  | "sdkRateCounts"
+  | "attribution";
 type BatchDelete = (tx: Db, batch: number) => Promise<number>;
 /** Counts a result carries only when the pass did something of the kind. */
-const OPTIONAL_COUNTS = new Set<Counted>(["analyticsKeys", "analyticsRollups", "sdkRateCounts"]);
+const OPTIONAL_COUNTS = new Set<Counted>([
+  "analyticsKeys",
+  "analyticsRollups",
+  "sdkRateCounts",
+  "attribution",
+]);
 
 /**
  * One retention pass over the feed, the analytics history and stale rate-limit hits, as of
@@ -121,6 +130,7 @@ export async function purgeExpired(
     ["analyticsRollups", (tx, n) => deleteRollupsBefore(tx, rollupCutoff, n)],
     ["rateHits", (tx, n) => purgeRateHits(tx, now, n)],
     ["sdkRateCounts", (tx, n) => purgeSdkRateCounts(tx, now, n)],
+    ["attribution", (tx, n) => purgeAttribution(tx, now, rollupCutoff, n)],
   ];
   for (const [key, step] of steps) {
     for (let i = 0; i < maxBatches && !options.signal?.aborted; i++) {

@@ -1,12 +1,13 @@
 import type { Db, Sql } from "../../db/connect.ts";
 import { type AuditContext, recordAudit } from "../access/audit.ts";
 import {
+  insertedMadeByColumns,
   type MadeBy,
   madeBy,
-  madeByColumns,
   type MadeByRow,
   makerColumnsOf,
   makerDetail,
+  withOwnerName,
 } from "../access/makers.ts";
 import type { Clock } from "../../infra/clock.ts";
 import {
@@ -68,14 +69,15 @@ export function createFeedToken(
     // for capture's lock: a deadlock, answered 503, when two tokens were created at once.
     await startCapture(tx, env.id, now);
     const maker = makerColumnsOf(audit);
-    const [row] = await tx<TokenRow[]>`
+    const [inserted] = await tx<TokenRow[]>`
       insert into feed_tokens (environment_id, name, token_hash, hint, created_at,
         created_by_account_id, owner_type, made_by_type, made_by_id, made_by_name)
       values (${env.id}, ${name}, ${hashSecret(value)}, ${hint}, ${now},
         ${maker.created_by_account_id}, ${maker.owner_type}, ${maker.made_by_type},
         ${maker.made_by_id}, ${maker.made_by_name})
-      returning id, name, created_at, ${madeByColumns(tx, "feed_tokens")}
+      returning id, name, created_at, ${insertedMadeByColumns(tx, "feed_tokens")}
     `;
+    const row = await withOwnerName(tx, inserted!);
     await recordAudit(tx, audit, {
       action: "feed_token.create",
       project: { environmentId: env.id },

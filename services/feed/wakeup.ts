@@ -39,11 +39,21 @@ export async function startFeedWakeup(sql: Sql | null, logger: Logger): Promise<
   };
   let unlisten: (() => Promise<void>) | null = null;
   if (sql) {
-    const listening = await sql.listen(FEED_CHANNEL, (payload) => {
-      const id = Number(payload);
-      if (Number.isInteger(id)) dispatch(id);
-    });
-    unlisten = listening.unlisten;
+    try {
+      const listening = await sql.listen(FEED_CHANNEL, (payload) => {
+        const id = Number(payload);
+        if (Number.isInteger(id)) dispatch(id);
+      });
+      unlisten = listening.unlisten;
+    } catch (err) {
+      // The LISTEN's connection was lost while it was being set up (a start during a restart or
+      // a failover of the database). postgres.js keeps the listener and listens again when that
+      // connection comes back (its onclose), so notifications resume by themselves; calling
+      // listen again here would register the callback twice. Until then followers poll.
+      logger.warn("feed wake-up: LISTEN failed; postgres.js listens again on reconnecting", {
+        ...describeError(err),
+      });
+    }
   }
   return {
     live: sql !== null,

@@ -126,23 +126,29 @@ export interface ReferrerLink {
 }
 
 /**
- * The install referrer: `link_path=<path>&utm_campaign=…&utm_source=…&utm_medium=…`, each value
- * form-encoded. This is the string the Install Referrer API hands the app (Play decodes the
- * `referrer` parameter once), so the app parses it as a query string.
+ * The install referrer: `link_path=<path>&click_id=…&utm_campaign=…&utm_source=…&utm_medium=…`,
+ * each value form-encoded. This is the string the Install Referrer API hands the app (Play
+ * decodes the `referrer` parameter once), so the app parses it as a query string. `click_id`
+ * is the counted view's (none for a hit that is no view: a crawler, a bot, a HEAD).
  */
-export function installReferrer(link: ReferrerLink): string {
+export function installReferrer(link: ReferrerLink, clickId: string | null = null): string {
   const params = new URLSearchParams({ link_path: link.path });
+  if (clickId !== null) params.set("click_id", clickId);
   if (link.tracking_campaign) params.set("utm_campaign", link.tracking_campaign);
   if (link.tracking_source) params.set("utm_source", link.tracking_source);
   if (link.tracking_medium) params.set("utm_medium", link.tracking_medium);
   return params.toString();
 }
 
-/** The Play Store page of the app, carrying the install referrer of the link. */
-export function playStoreUrl(app: AndroidApp, link: ReferrerLink): string {
+/** The Play Store page of the app, carrying the install referrer of the link (and the click). */
+export function playStoreUrl(
+  app: AndroidApp,
+  link: ReferrerLink,
+  clickId: string | null = null,
+): string {
   const url = new URL("https://play.google.com/store/apps/details");
   url.searchParams.set("id", app.package);
-  url.searchParams.set("referrer", installReferrer(link));
+  url.searchParams.set("referrer", installReferrer(link, clickId));
   return url.href;
 }
 

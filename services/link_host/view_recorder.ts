@@ -19,6 +19,8 @@ interface PendingView {
   visitor: Visitor | undefined;
   /** The rule and split variant that decided the hit, when they did. */
   decided: Decided | undefined;
+  /** The view's click id (services/attribution/click_ids.ts), minted for `at`. */
+  clickId: string | undefined;
   at: Date;
   attempts: number;
   /** Set once a write of this view's batch failed: the retry carries the same key. */
@@ -39,7 +41,8 @@ const MAX_ATTEMPTS = 30;
  * hit of a popular link on its counter row. Idle, a view is written at once; busy, within one
  * transaction's time. A failed write is retried (MAX_ATTEMPTS times, a second apart, then the
  * batch is dropped and logged) under the batch key of its first attempt, so a write that did
- * commit before its connection dropped is never counted twice; `flush()` (shutdown, tests)
+ * commit before its connection dropped is never counted twice. A view whose link was deleted
+ * before it was written is stored without it (recordEvents). `flush()` (shutdown, tests)
  * waits for the queue. A process killed mid-way loses the views it had not yet written (at
  * most a transaction's worth when busy, as docs/link-host.md says) and never counts one twice.
  */
@@ -62,11 +65,17 @@ export class ViewRecorder {
     return this.#pending.length + this.#inFlight;
   }
 
+  /**
+   * Queues a view. `click`: the click id the link host minted for it and the time it was minted
+   * for, which is then the view's `occurred_at` (so the id reads back to the view's own time);
+   * without one, the view happens now.
+   */
   record(
     link: Pick<HostedLink, "id" | "environment_id" | "path" | "link_domain">,
     platform: string,
     visitor?: Visitor,
     decided?: Decided,
+    click?: { id: string; at: Date },
   ): void {
     if (this.#pending.length >= MAX_PENDING) {
       this.#pending.shift();
@@ -77,7 +86,8 @@ export class ViewRecorder {
       platform,
       visitor,
       decided,
-      at: this.deps.clock.now(),
+      clickId: click?.id,
+      at: click?.at ?? this.deps.clock.now(),
       attempts: 0,
     });
     this.#writing ??= this.#drain();
@@ -183,13 +193,17 @@ export class ViewRecorder {
   }
 }
 
-/** A view's attribution: the referrer's host, the deciding rule and variant; null when none. */
+/**
+ * A view's attribution: the referrer's host, the deciding rule and variant, the click id; null
+ * when none.
+ */
 function attributionOf(v: PendingView): Record<string, unknown> | null {
   const referrer = v.visitor?.referrerHost;
   const rule = v.decided?.rule ?? null;
   const variant = v.decided?.variant ?? null;
-  if (!referrer && rule === null && variant === null) return null;
+  if (!referrer && rule === null && variant === null && !v.clickId) return null;
   return {
+    ...(v.clickId ? { click_id: v.clickId } : {}),
     ...(referrer ? { referrer_host: referrer } : {}),
     ...(rule !== null ? { rule } : {}),
     ...(variant !== null ? { variant } : {}),

@@ -147,6 +147,7 @@ async function insertBatch(tx: Db, environmentId: number, batch: Pending[]): Pro
     split: p.link.split ?? null,
     forward_query: p.link.forward_query ?? false,
     append_utm: p.link.append_utm ?? false,
+    pass_click_id: p.link.pass_click_id ?? false,
   }));
   // Two statements, the same on one server and on Citus: Citus refuses one statement whose
   // CTEs insert into both links (a reference table) and link_counters (distributed).
@@ -158,6 +159,7 @@ async function insertBatch(tx: Db, environmentId: number, batch: Pending[]): Pro
         show_preview_android boolean, tracking_campaign text, tracking_source text,
         tracking_medium text, expires_at timestamptz, max_views int, expired_url text,
         rules jsonb, split jsonb, forward_query boolean, append_utm boolean,
+        pass_click_id boolean,
         -- Never in a file: a password is set link by link (docs/links.md).
         password_hash text)
     )
@@ -166,13 +168,13 @@ async function insertBatch(tx: Db, environmentId: number, batch: Pending[]): Pro
       ios_custom_redirect, android_custom_redirect, desktop_custom_redirect,
       show_preview_ios, show_preview_android, tracking_campaign, tracking_source,
       tracking_medium, sdk_generated, generated_from_platform, expires_at, max_views,
-      expired_url, rules, split, forward_query, append_utm, routing
+      expired_url, rules, split, forward_query, append_utm, routing, pass_click_id
     )
     select ${environmentId}, i.path, i.title, i.subtitle, i.image, i.data, i.tags, i.ios,
       i.android, i.desktop, i.show_preview_ios, i.show_preview_android, i.tracking_campaign,
       i.tracking_source, i.tracking_medium, false, 'Import', i.expires_at, i.max_views,
       i.expired_url, i.rules, i.split, i.forward_query, i.append_utm,
-      ${tx.unsafe(routingSql("i"))}
+      ${tx.unsafe(routingSql("i"))}, i.pass_click_id
     from input i
     where not exists (select 1 from retired_link_paths r where r.path = i.path)
     order by i.n

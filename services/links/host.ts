@@ -69,7 +69,34 @@ export function redirectUrl(redirect: Redirect | null | undefined): string | nul
   return normalised.href;
 }
 
-/** A web destination with what forward_query and append_utm add (`web`), if anything. */
+/**
+ * `url` with the query parameter `click_id` (pass_click_id) last. A `click_id` the visitor's
+ * query forwarded, or the destination had, goes: it never stands beside the view's own. The
+ * rest of the query is kept as written (URLSearchParams would re-encode all of it: `%20` as
+ * `+`, which a destination that signs its URLs would refuse).
+ */
+export function withClickId(url: string, clickId: string): string {
+  const out = new URL(url);
+  const kept = out.search.slice(1).split("&").filter((pair) =>
+    pair !== "" && queryKey(pair) !== "click_id"
+  );
+  kept.push(`click_id=${encodeURIComponent(clickId)}`);
+  out.search = kept.join("&");
+  return out.href;
+}
+
+/** The decoded name of a `name=value` query pair (as written when it does not decode). */
+function queryKey(pair: string): string {
+  const at = pair.indexOf("=");
+  const name = (at === -1 ? pair : pair.slice(0, at)).replaceAll("+", " ");
+  try {
+    return decodeURIComponent(name);
+  } catch {
+    return name;
+  }
+}
+
+/** A web destination with what forward_query, append_utm and pass_click_id add (`web`). */
 function decorate(url: string | null, web: ((url: string) => string) | null): string | null {
   return url !== null && web !== null ? web(url) : url;
 }
@@ -89,7 +116,8 @@ function decorate(url: string | null, web: ((url: string) => string) | null): st
  * visitors there too rather than to a dead end. A rule's or split variant's `url` (`chosen`)
  * takes the place of the platform's custom redirect. `show_preview_ios`/`_android` show the
  * preview first, its button leading where the redirect would have; a crawler always gets the
- * preview page. `web` adds what forward_query and append_utm ask for to a web destination.
+ * preview page. `web` adds what forward_query, append_utm and pass_click_id ask for to a web
+ * destination; `clickId` (a counted view's) goes into the Play Store's install referrer.
  */
 export function decideHit(
   link: HostedLink,
@@ -97,6 +125,7 @@ export function decideHit(
   crawler: boolean,
   chosen: string | null = null,
   web: ((url: string) => string) | null = null,
+  clickId: string | null = null,
 ): LinkHit {
   let target: string | null;
   let preview = false;
@@ -119,7 +148,7 @@ export function decideHit(
   } else if (platform === "android") {
     const app = link.apps.android;
     const custom = decorate(chosen ?? redirectUrl(link.android_custom_redirect), web);
-    const fallback = custom ?? (app ? playStoreUrl(app, link) : null) ??
+    const fallback = custom ?? (app ? playStoreUrl(app, link, clickId) : null) ??
       decorate(redirectUrl(link.desktop_custom_redirect), web);
     preview = link.show_preview_android;
     const scheme = app?.scheme;

@@ -68,6 +68,8 @@ export interface LinkRow {
   split: LinkSplit | null;
   forward_query: boolean;
   append_utm: boolean;
+  /** Whether the link host appends the view's `click_id` to the link's web destinations. */
+  pass_click_id: boolean;
   /** Never leaves the service: the managed link shows `password_protected`. */
   password_hash: string | null;
   created_at: Date;
@@ -103,6 +105,7 @@ export interface ManagedNewLink extends NewLink {
   split?: LinkSplit | undefined;
   forward_query?: boolean | undefined;
   append_utm?: boolean | undefined;
+  pass_click_id?: boolean | undefined;
   /** The password's hash (services/access/passwords.ts), never the password. */
   password_hash?: string | undefined;
 }
@@ -259,7 +262,7 @@ export async function createLink(
             show_preview_ios, show_preview_android,
             tracking_campaign, tracking_source, tracking_medium,
             sdk_generated, generated_from_platform, expires_at, max_views, expired_url,
-            rules, split, forward_query, append_utm, password_hash, routing
+            rules, split, forward_query, append_utm, password_hash, routing, pass_click_id
           ) select
             ${environmentId}, ${path}, ${input.title ?? ""}, ${input.subtitle ?? ""},
             ${input.image ?? null}, ${tx.json((input.data ?? {}) as never)},
@@ -275,7 +278,7 @@ export async function createLink(
             ${input.rules?.length ? tx.json(input.rules as never) : null},
             ${input.split ? tx.json(input.split as never) : null},
             ${input.forward_query ?? false}, ${input.append_utm ?? false},
-            ${input.password_hash ?? null}, ${routingText(input)}
+            ${input.password_hash ?? null}, ${routingText(input)}, ${input.pass_click_id ?? false}
           where not exists (select 1 from retired_link_paths r where r.path = ${path})
           returning *)
           select l.*, p.link_domain
@@ -462,6 +465,7 @@ export type HostedLink =
     | "expires_at"
     | "max_views"
     | "expired_url"
+    | "pass_click_id"
   >
   & {
     apps: Apps;
@@ -492,7 +496,7 @@ export async function getHostedLink(
     select l.id, l.environment_id, l.path, p.link_domain, l.title, l.subtitle, l.image,
       l.ios_custom_redirect, l.android_custom_redirect, l.desktop_custom_redirect,
       l.show_preview_ios, l.show_preview_android, l.tracking_campaign, l.tracking_source,
-      l.tracking_medium, l.expires_at, l.max_views, l.expired_url, p.apps,
+      l.tracking_medium, l.expires_at, l.max_views, l.expired_url, l.pass_click_id, p.apps,
       -- Rules, split, forwarding and password as stored text (null for a plain link):
       -- compiled once per distinct text (services/links/rules.ts), not serialised or parsed
       -- on every hit.

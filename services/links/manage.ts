@@ -34,6 +34,7 @@ export interface ManagedLink extends Link {
   split: LinkSplit | null;
   forward_query: boolean;
   append_utm: boolean;
+  pass_click_id: boolean;
   password_protected: boolean;
 }
 
@@ -70,6 +71,7 @@ export function toManagedLink(row: ManagedLinkRow, linkBaseUrl: string, now: Dat
     split: row.split,
     forward_query: row.forward_query,
     append_utm: row.append_utm,
+    pass_click_id: row.pass_click_id,
     password_protected: row.password_hash !== null,
   };
 }
@@ -147,6 +149,7 @@ export interface LinkPatch {
   split?: LinkSplit | null | undefined;
   forward_query?: boolean | undefined;
   append_utm?: boolean | undefined;
+  pass_click_id?: boolean | undefined;
   /** A new password (hashed here), or null to remove it. */
   password?: string | null | undefined;
 }

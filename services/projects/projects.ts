@@ -9,6 +9,10 @@ import { setReportingCurrency } from "../fx/rates.ts";
 
 export type EnvironmentKind = "production" | "test";
 
+/** Which of a user's touches in the attribution window their events go to (docs/analytics.md). */
+export const ATTRIBUTION_MODELS = ["first_touch", "last_touch"] as const;
+export type AttributionModel = (typeof ATTRIBUTION_MODELS)[number];
+
 export interface Project {
   id: string;
   name: string;
@@ -22,6 +26,10 @@ export interface Project {
   sdk_limits: SdkLimits;
   /** ISO 4217: the currency revenue is summed in (services/fx/rates.ts). */
   reporting_currency: string;
+  /** How long a click or a user's touch attributes later events, 1 to 90 days. */
+  attribution_window_days: number;
+  /** Which of a user's touches in the window their events go to. */
+  attribution_model: AttributionModel;
 }
 
 /** One environment of a project: what SDK and feed requests act on. */
@@ -46,6 +54,8 @@ interface ProjectRow {
   sdk_writes_per_key: number | null;
   sdk_writes_per_address: number | null;
   reporting_currency: string;
+  attribution_window_days: number;
+  attribution_model: AttributionModel;
 }
 
 const PROJECT_KEY_PREFIX = "pk_";
@@ -68,6 +78,8 @@ function toProject(row: ProjectRow): Project {
     apps: row.apps,
     sdk_limits: sdkLimitsOf(row),
     reporting_currency: row.reporting_currency,
+    attribution_window_days: row.attribution_window_days,
+    attribution_model: row.attribution_model,
   };
 }
 
@@ -77,6 +89,7 @@ async function selectProject(db: Db, hashid: string): Promise<ProjectRow | undef
   const [row] = await db<ProjectRow[]>`
     select p.id, p.hashid, p.name, p.enterprise, p.created_at, p.link_domain, p.apps,
       p.sdk_writes_per_key, p.sdk_writes_per_address, p.reporting_currency,
+      p.attribution_window_days, p.attribution_model,
       (select id from environments where project_id = p.id and kind = 'production') as production_id,
       (select id from environments where project_id = p.id and kind = 'test') as test_id
     from projects p
@@ -148,6 +161,9 @@ export async function updateProject(
     sdk_limits?: { per_key?: number | null; per_address?: number | null } | undefined;
     /** Reconverts every purchase of the project when it changes. */
     reporting_currency?: string | undefined;
+    /** Events ingested from then on are attributed under the new window and model. */
+    attribution_window_days?: number | undefined;
+    attribution_model?: AttributionModel | undefined;
   },
   audit: AuditContext,
   options: { defaultHost?: string } = {},
@@ -179,6 +195,11 @@ export async function updateProject(
         update projects set
           name = coalesce(${changes.name ?? null}, name),
           enterprise = coalesce(${changes.enterprise ?? null}::boolean, enterprise),
+          attribution_window_days = coalesce(
+            ${changes.attribution_window_days ?? null}::smallint, attribution_window_days),
+          attribution_model = coalesce(${
+        changes.attribution_model ?? null
+      }::text, attribution_model),
           link_domain = ${linkDomain},
           apps = ${tx.json(apps as never)},
           sdk_writes_per_key = ${limit(changes.sdk_limits?.per_key, current.sdk_writes_per_key)},
@@ -310,6 +331,7 @@ export async function listProjects(
   const rows = await db<ProjectRow[]>`
     select p.id, p.hashid, p.name, p.enterprise, p.created_at, p.link_domain, p.apps,
       p.sdk_writes_per_key, p.sdk_writes_per_address, p.reporting_currency,
+      p.attribution_window_days, p.attribution_model,
       (select id from environments where project_id = p.id and kind = 'production') as production_id,
       (select id from environments where project_id = p.id and kind = 'test') as test_id
     from projects p

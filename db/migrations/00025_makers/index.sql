@@ -7,34 +7,51 @@
 -- role on every request, and revoked with their membership or account; feed tokens and
 -- destinations are integrations that outlive the person (docs/access.md, "When someone leaves").
 -- owner_type null: made before this migration, by a maker no record names.
-alter table api_keys
-  add column made_by_type text check (made_by_type in ('account', 'api_key', 'admin_token')),
-  add column made_by_id integer,
-  add column made_by_name text,
-  add column owner_type text check (owner_type in ('account', 'admin_token'));
+-- In a DO block: Citus refuses these statements on its reference tables within a file of
+-- several statements ("cannot insert multiple commands into a prepared statement"), but takes
+-- them one by one from PL/pgSQL. A CHECK is added apart from its column: Citus adds no column
+-- with a constraint.
+do $$
+begin
+  alter table api_keys add column made_by_type text;
+  alter table api_keys add constraint api_keys_made_by_type_check
+    check (made_by_type in ('account', 'api_key', 'admin_token'));
+  alter table api_keys add column made_by_id integer;
+  alter table api_keys add column made_by_name text;
+  alter table api_keys add column owner_type text;
+  alter table api_keys add constraint api_keys_owner_type_check
+    check (owner_type in ('account', 'admin_token'));
 
--- No foreign key to accounts: what a person made keeps naming them after the account goes (the
--- instance admin's "revoke everything this person made" works by the id, as the audit log does).
-alter table feed_tokens
-  add column made_by_type text check (made_by_type in ('account', 'api_key', 'admin_token')),
-  add column made_by_id integer,
-  add column made_by_name text,
-  add column owner_type text check (owner_type in ('account', 'admin_token')),
-  add column created_by_account_id integer;
-create index feed_tokens_owner on feed_tokens (created_by_account_id)
-  where created_by_account_id is not null and revoked_at is null;
+  -- No foreign key to accounts: what a person made keeps naming them after the account goes (the
+  -- instance admin's "revoke everything this person made" works by the id, as the audit log does).
+  alter table feed_tokens add column made_by_type text;
+  alter table feed_tokens add constraint feed_tokens_made_by_type_check
+    check (made_by_type in ('account', 'api_key', 'admin_token'));
+  alter table feed_tokens add column made_by_id integer;
+  alter table feed_tokens add column made_by_name text;
+  alter table feed_tokens add column owner_type text;
+  alter table feed_tokens add constraint feed_tokens_owner_type_check
+    check (owner_type in ('account', 'admin_token'));
+  alter table feed_tokens add column created_by_account_id integer;
+  create index feed_tokens_owner on feed_tokens (created_by_account_id)
+    where created_by_account_id is not null and revoked_at is null;
 
-alter table destinations
-  add column made_by_type text check (made_by_type in ('account', 'api_key', 'admin_token')),
-  add column made_by_id integer,
-  add column made_by_name text,
-  add column owner_type text check (owner_type in ('account', 'admin_token')),
-  add column created_by_account_id integer;
-create index destinations_owner on destinations (created_by_account_id)
-  where created_by_account_id is not null;
+  alter table destinations add column made_by_type text;
+  alter table destinations add constraint destinations_made_by_type_check
+    check (made_by_type in ('account', 'api_key', 'admin_token'));
+  alter table destinations add column made_by_id integer;
+  alter table destinations add column made_by_name text;
+  alter table destinations add column owner_type text;
+  alter table destinations add constraint destinations_owner_type_check
+    check (owner_type in ('account', 'admin_token'));
+  alter table destinations add column created_by_account_id integer;
+  create index destinations_owner on destinations (created_by_account_id)
+    where created_by_account_id is not null;
 
-create index api_keys_owner on api_keys (created_by_account_id)
-  where created_by_account_id is not null and revoked_at is null;
+  create index api_keys_owner on api_keys (created_by_account_id)
+    where created_by_account_id is not null and revoked_at is null;
+end
+$$;
 
 -- Backfill from the audit log, whose creation entry (written in the creation's own transaction
 -- since 00014) names each maker. A key made by a key had no creator recorded: its owner is

@@ -35,27 +35,36 @@ begin
 end
 $$;
 
-alter table projects
-  add column if not exists reporting_currency text not null default 'USD'
-    check (reporting_currency ~ '^[A-Z]{3}$');
+-- In a DO block, as in 00025: Citus takes these one by one from PL/pgSQL, not within a file of
+-- several statements.
+do $$
+begin
+  alter table projects add column if not exists reporting_currency text not null default 'USD';
+  if not exists (
+    select from pg_constraint where conname = 'projects_reporting_currency_check'
+  ) then
+    alter table projects add constraint projects_reporting_currency_check
+      check (reporting_currency ~ '^[A-Z]{3}$');
+  end if;
 
-alter table purchase_versions
-  add column if not exists currency text,
-  add column if not exists converted bigint;
+  alter table purchase_versions add column if not exists currency text;
+  alter table purchase_versions add column if not exists converted bigint;
 
--- `currency`: a purchase's currency (null on every other row); `amount`: purchases' amounts in
--- their own currency (group_by=currency); `unconverted_purchases`: purchases no rate converts.
-alter table analytics_rollups
-  add column if not exists currency text,
-  add column if not exists amount bigint not null default 0,
-  add column if not exists unconverted_purchases bigint not null default 0;
-alter table analytics_margins
-  add column if not exists amount bigint not null default 0,
-  add column if not exists unconverted_purchases bigint not null default 0;
-drop index if exists analytics_margins_read;
-create index analytics_margins_read on analytics_margins (environment_id, dimension, daily, hour)
-  include (value, views, opens, installs, reinstalls, reactivations, app_opens, user_referred,
-    sessions, time_spent, purchases, revenue, custom, amount, unconverted_purchases);
+  -- `currency`: a purchase's currency (null on every other row); `amount`: purchases' amounts in
+  -- their own currency (group_by=currency); `unconverted_purchases`: purchases no rate converts.
+  alter table analytics_rollups add column if not exists currency text;
+  alter table analytics_rollups add column if not exists amount bigint not null default 0;
+  alter table analytics_rollups
+    add column if not exists unconverted_purchases bigint not null default 0;
+  alter table analytics_margins add column if not exists amount bigint not null default 0;
+  alter table analytics_margins
+    add column if not exists unconverted_purchases bigint not null default 0;
+  drop index if exists analytics_margins_read;
+  create index analytics_margins_read on analytics_margins (environment_id, dimension, daily, hour)
+    include (value, views, opens, installs, reinstalls, reactivations, app_opens, user_referred,
+      sessions, time_spent, purchases, revenue, custom, amount, unconverted_purchases);
+end
+$$;
 
 -- Each current version's currency, from its event while the history keeps it (upper case, as
 -- conversion compares codes).

@@ -1,0 +1,450 @@
+// The funnel (CONTRACT, "Attribution"): for an environment, one link, or the top links by
+// revenue, how many views brought how many installs, paying users, purchases and how much
+// revenue, each step's rate, and the median time from click to install. Read from what ingestion
+// writes when it attributes (migration 00028): attributed_installs, one row per attributed install
+// with its click-to-install seconds, and purchase_versions, the current version of each purchase
+// with its link and user; views from the analytics rollups (./rollups.ts).
+//
+// Period membership, as analytics counts: an install by its occurred_at, a purchase by the hour
+// of its current version's event, a view by its rollup hour. The range is widened to whole hours
+// of `tz` (./query.ts queryRange), so the three agree; the figures of a range equal counts over
+// the stored events with the same rules.
+//
+// Purchases follow the revenue metric (./rollups.ts purchaseRollupRows): only the current
+// version of each (transaction_id, name) counts, in the reporting currency; one that no
+// exchange rate converts counts in none of purchases, revenue and purchasers (analytics'
+// unconverted_purchases counts it).
+//
+// Speed: the ranking is computed from the two small tables (a row per install or purchase), and
+// views only for the links listed (and those tied with the last of them), through the rollups'
+// index by link; the environment's views come from the margins (./query.ts environmentViews).
+// Users are told apart byte by byte (collate "C": the same distinct values as the default
+// collation's equality, without its slower comparisons).
+import type { Db, Sql } from "../../db/connect.ts";
+import { ApiError } from "../errors.ts";
+import { parseAnalyticsParams } from "./params.ts";
+import { type AnalyticsQuery, environmentViews, queryRange } from "./query.ts";
+
+/** A funnel's figures. Revenue is in minor units of the answer's `currency`. */
+export interface FunnelFigures {
+  views: number;
+  installs: number;
+  /** Distinct `user.id`s with an attributed purchase. */
+  purchasers: number;
+  purchases: number;
+  revenue: number;
+  /** installs / views; null when there are no views. */
+  installs_per_view: number | null;
+  /** purchasers / installs; null when there are no installs. */
+  purchasers_per_install: number | null;
+  /** purchases / purchasers; null when there are no purchasers. */
+  purchases_per_purchaser: number | null;
+  /** The median of the installs' seconds from click to install; null when none has a click. */
+  median_seconds_to_install: number | null;
+}
+
+/** A link's funnel among the top links: `key` is its path. */
+export interface FunnelGroup {
+  key: string;
+  totals: FunnelFigures;
+}
+
+/** The answer of the REST route (and the MCP tool). */
+export interface FunnelAnswer {
+  from: string;
+  to: string;
+  tz: string;
+  /** The project's reporting currency (ISO 4217): revenue's unit, in minor units. */
+  currency: string;
+  totals: FunnelFigures;
+  /** With group_by=link: the top links, by revenue first. */
+  groups?: FunnelGroup[];
+}
+
+/** What queryFunnel answers: REST's answer, each group with its link's id (GraphQL's link). */
+export type FunnelResult = Omit<FunnelAnswer, "groups"> & {
+  groups?: (FunnelGroup & { linkId: number })[];
+};
+
+/** A result as REST answers it (the ids are GraphQL's business). */
+export function funnelAnswer(result: FunnelResult): FunnelAnswer {
+  const { groups, ...rest } = result;
+  return groups ? { ...rest, groups: groups.map(({ key, totals }) => ({ key, totals })) } : rest;
+}
+
+export interface FunnelQuery {
+  environmentId: number;
+  from: Date;
+  to: Date;
+  tz: string;
+  /** Only this link (its path). */
+  link: string | null;
+  groupByLink: boolean;
+  limit: number;
+}
+
+/** What a request carries, as text (query strings); the analytics parser checks each. */
+export interface RawFunnelParams {
+  from?: string | undefined;
+  to?: string | undefined;
+  tz?: string | undefined;
+  link?: string | undefined;
+  group_by?: string | undefined;
+  limit?: string | undefined;
+}
+
+/**
+ * The funnel query of `raw`, checked as the analytics route checks its parameters (the same
+ * parser: from/to default to the 30 days up to now, at most 400 days apart, an IANA zone, limit
+ * 1–1000 with 10 by default); `group_by` can only be `link`.
+ */
+export async function parseFunnelParams(
+  sql: Sql,
+  environmentId: number,
+  raw: RawFunnelParams,
+  now: Date,
+): Promise<FunnelQuery> {
+  if (raw.group_by !== undefined && raw.group_by !== "" && raw.group_by !== "link") {
+    throw new ApiError(
+      "invalid_field",
+      `group_by: must be link (got ${JSON.stringify(raw.group_by)})`,
+      { field: "group_by" },
+    );
+  }
+  const q = await parseAnalyticsParams(sql, environmentId, { ...raw, filters: {} }, now);
+  return {
+    environmentId,
+    from: q.from,
+    to: q.to,
+    tz: q.tz,
+    link: q.filters.link ?? null,
+    groupByLink: q.groupBy === "link",
+    limit: q.limit,
+  };
+}
+
+/** What the statements answer per funnel, as PostgreSQL returns them (bigints as text). */
+interface FunnelRow {
+  views: string | number;
+  installs: string | number;
+  purchasers: string | number;
+  purchases: string | number;
+  revenue: string | number;
+  median: number | null;
+}
+
+function funnelFigures(row: FunnelRow): FunnelFigures {
+  const views = Number(row.views);
+  const installs = Number(row.installs);
+  const purchasers = Number(row.purchasers);
+  const purchases = Number(row.purchases);
+  const rate = (n: number, d: number) => (d === 0 ? null : n / d);
+  return {
+    views,
+    installs,
+    purchasers,
+    purchases,
+    revenue: Number(row.revenue),
+    installs_per_view: rate(installs, views),
+    purchasers_per_install: rate(purchasers, installs),
+    purchases_per_purchaser: rate(purchases, purchasers),
+    median_seconds_to_install: row.median === null ? null : Number(row.median),
+  };
+}
+
+/**
+ * The funnel of `q` in one transaction (one snapshot, the zone set for it): the range, then
+ * the totals, the views and the top links issued together (postgres.js pipelines them).
+ */
+export async function queryFunnel(sql: Sql, q: FunnelQuery): Promise<FunnelResult> {
+  return await sql.begin(async (tx) => {
+    const range = await rangeWithoutJit(tx, q);
+    const [totals, views, currency, groups] = await Promise.all([
+      totalsOf(tx, q.environmentId, range.from_at, range.to_at, q.link),
+      q.link === null
+        ? environmentViews(tx, q.environmentId, range.from_at, range.to_at)
+        : linkViews(tx, q.environmentId, range.from_at, range.to_at, q.link),
+      reportingCurrency(tx, q.environmentId),
+      q.groupByLink ? topLinks(tx, q, range.from_at, range.to_at) : null,
+    ]);
+    const answer: FunnelResult = {
+      from: range.from_text,
+      to: range.to_text,
+      tz: q.tz,
+      currency,
+      totals: funnelFigures({ ...totals, views }),
+    };
+    if (groups) {
+      answer.groups = groups.map((g) => ({
+        key: g.path,
+        linkId: Number(g.link_id),
+        totals: funnelFigures(g),
+      }));
+    }
+    return answer;
+  });
+}
+
+/**
+ * The funnel of each of `linkIds` apart (GraphQL's Link.funnel across a page), in the same
+ * statements whatever their number. Every id given is in the map (zeros when nothing counted).
+ */
+export async function queryFunnelByLink(
+  sql: Sql,
+  q: FunnelQuery,
+  linkIds: readonly number[],
+): Promise<Map<number, FunnelResult>> {
+  return await sql.begin(async (tx) => {
+    const range = await rangeWithoutJit(tx, q);
+    const [rows, currency] = await Promise.all([
+      perLink(tx, q.environmentId, range.from_at, range.to_at, linkIds),
+      reportingCurrency(tx, q.environmentId),
+    ]);
+    const byId = new Map(rows.map((r) => [Number(r.link_id), r]));
+    const zero: FunnelRow = {
+      views: 0,
+      installs: 0,
+      purchasers: 0,
+      purchases: 0,
+      revenue: 0,
+      median: null,
+    };
+    return new Map(linkIds.map((id) => [id, {
+      from: range.from_text,
+      to: range.to_text,
+      tz: q.tz,
+      currency,
+      totals: funnelFigures(byId.get(id) ?? zero),
+    }]));
+  });
+}
+
+/**
+ * The range (./query.ts queryRange, which sets the zone for the transaction), and no JIT for the
+ * rest of the transaction: the top links' statement is planned for every link (its cut is known
+ * only when it runs), and the compilation that estimate triggered took seconds (2-4 s at 3M
+ * events, bench/analytics.ts) against a statement of tens of milliseconds. Sent first, in the
+ * same round trip.
+ */
+async function rangeWithoutJit(tx: Db, q: FunnelQuery) {
+  const [, range] = await Promise.all([
+    tx`select set_config('jit', 'off', true)`.execute(),
+    queryRange(tx, asAnalytics(q)),
+  ]);
+  return range;
+}
+
+/** The analytics query whose range the funnel's is: totals only, so whole hours of `tz`. */
+function asAnalytics(q: FunnelQuery): AnalyticsQuery {
+  return {
+    environmentId: q.environmentId,
+    from: q.from,
+    to: q.to,
+    interval: null,
+    tz: q.tz,
+    metrics: ["views"],
+    groupBy: null,
+    limit: q.limit,
+    filters: {},
+  };
+}
+
+async function reportingCurrency(tx: Db, environmentId: number): Promise<string> {
+  const [row] = await tx<{ currency: string }[]>`
+    select p.reporting_currency as currency
+    from environments e join projects p on p.id = e.project_id
+    where e.id = ${environmentId}`;
+  return row?.currency ?? "USD";
+}
+
+/**
+ * Installs, their median seconds and the purchases of the range, the environment's or one
+ * link's (a path that names no link counts nothing, as analytics' link= does). One scan of each
+ * table's rows of the range: count and median together (the median skips installs without a
+ * click, whose seconds are null).
+ */
+async function totalsOf(
+  tx: Db,
+  environmentId: number,
+  from: Date,
+  to: Date,
+  link: string | null,
+): Promise<Omit<FunnelRow, "views">> {
+  const ofLink = (column: string) =>
+    link === null ? tx`` : tx`and ${tx(column)} = (
+        select id from links where environment_id = ${environmentId} and path = ${link})`;
+  const [row] = await tx<Omit<FunnelRow, "views">[]>`
+    select i.installs, i.median, p.purchases, p.revenue, p.purchasers
+    from (
+      select count(*) as installs,
+        percentile_cont(0.5) within group (order by seconds) as median
+      from attributed_installs
+      where environment_id = ${environmentId} and occurred_at >= ${from}
+        and occurred_at < ${to} ${ofLink("link_id")}
+    ) i, (
+      select count(*) as purchases, coalesce(sum(converted), 0) as revenue,
+        count(distinct user_id collate "C") as purchasers
+      from purchase_versions
+      where environment_id = ${environmentId} and version > 0 and link_id is not null
+        and converted is not null and hour >= ${from} and hour < ${to} ${ofLink("link_id")}
+    ) p`;
+  return row!;
+}
+
+/** One link's views of the range, from its rollup rows (the rollups' index by link). */
+async function linkViews(
+  tx: Db,
+  environmentId: number,
+  from: Date,
+  to: Date,
+  link: string,
+): Promise<number> {
+  const [row] = await tx<{ views: string }[]>`
+    select coalesce(sum(views), 0) as views
+    from analytics_rollups
+    where link_id = (select id from links where environment_id = ${environmentId}
+        and path = ${link})
+      and environment_id = ${environmentId} and hour >= ${from} and hour < ${to}`;
+  return Number(row!.views);
+}
+
+type LinkRow = FunnelRow & { link_id: number; path: string };
+
+/**
+ * The top `q.limit` links of the range (only `q.link` when given) by revenue, purchases,
+ * installs, views, then id: among the links with an attributed install or a counted purchase in
+ * the range that still exist. One statement:
+ * - each link's purchases and revenue (the smaller table, read whole for the range; its
+ *   distinct users only for the links listed, in one more pass);
+ * - when the limit-th link with purchases is above a link without any (revenue and purchases
+ *   above zero), no link without purchases can be listed, and installs are counted only for the
+ *   links as good as it on revenue and purchases (through the installs' index by link); else
+ *   every link's installs are counted (the range's installs read whole);
+ * - the cut: the links as good as the limit-th on revenue, purchases and installs, ties
+ *   included, as views may reorder them; their views from the rollups (by link); the order; the
+ *   medians of the links kept.
+ */
+function topLinks(tx: Db, q: FunnelQuery, from: Date, to: Date): Promise<LinkRow[]> {
+  const env = q.environmentId;
+  const ofLink = (column: string) =>
+    q.link === null
+      ? tx``
+      : tx`and ${tx(column)} = (select id from links where environment_id = ${env}
+        and path = ${q.link})`;
+  const installs = tx`environment_id = ${env} and occurred_at >= ${from} and occurred_at < ${to}
+    ${ofLink("link_id")}`;
+  return tx<LinkRow[]>`
+    with bought as (
+      select p.link_id, count(*) as purchases, sum(p.converted) as revenue
+      from purchase_versions p
+      where p.environment_id = ${env} and p.version > 0 and p.link_id is not null
+        and p.converted is not null and p.hour >= ${from} and p.hour < ${to}
+        ${ofLink("p.link_id")}
+        and exists (select from links l where l.id = p.link_id and l.environment_id = ${env})
+      group by p.link_id
+    ), bought_cut as (
+      select revenue, purchases from bought
+      order by revenue desc, purchases desc
+      offset ${q.limit - 1} limit 1
+    ), settled as (
+      select coalesce(
+        (select (revenue, purchases) > (0::numeric, 0::bigint) from bought_cut), false
+      ) as yes
+    ), installed as (
+      select link_id, count(*) as installs
+      from attributed_installs
+      where (select yes from settled) and ${installs}
+        and link_id = any(array(
+          select link_id from bought
+          where (revenue, purchases) >= (select revenue, purchases from bought_cut)
+        ))
+      group by link_id
+      union all
+      select link_id, count(*)
+      from attributed_installs
+      where not (select yes from settled) and ${installs}
+      group by link_id
+    ), per_link as (
+      select coalesce(b.link_id, i.link_id) as link_id, coalesce(b.revenue, 0) as revenue,
+        coalesce(b.purchases, 0) as purchases, coalesce(i.installs, 0) as installs
+      from bought b full join installed i on i.link_id = b.link_id
+      where b.link_id is not null
+        or exists (select from links l where l.id = i.link_id and l.environment_id = ${env})
+    ), cut as (
+      select revenue, purchases, installs from per_link
+      order by revenue desc, purchases desc, installs desc
+      offset ${q.limit - 1} limit 1
+    ), candidates as (
+      select p.* from per_link p
+      where not exists (select from cut)
+        or (p.revenue, p.purchases, p.installs) >= (select revenue, purchases, installs from cut)
+    ), viewed as (
+      select r.link_id, sum(r.views) as views
+      from analytics_rollups r
+      where r.link_id = any(array(select link_id from candidates))
+        and r.environment_id = ${env} and r.hour >= ${from} and r.hour < ${to}
+      group by r.link_id
+    ), top as (
+      select c.*, coalesce(v.views, 0) as views
+      from candidates c left join viewed v on v.link_id = c.link_id
+      order by c.revenue desc, c.purchases desc, c.installs desc, coalesce(v.views, 0) desc,
+        c.link_id
+      limit ${q.limit}
+    ), buyers as (
+      -- Distinct users of the links listed only: one pass over the range's purchases.
+      select link_id, count(distinct user_id collate "C") as purchasers
+      from purchase_versions
+      where environment_id = ${env} and version > 0 and converted is not null
+        and hour >= ${from} and hour < ${to} and link_id = any(array(select link_id from top))
+      group by link_id
+    )
+    select t.link_id, l.path, t.views, t.installs, t.purchases, t.revenue,
+      coalesce(b.purchasers, 0) as purchasers,
+      (select percentile_cont(0.5) within group (order by i.seconds)
+        from attributed_installs i
+        where i.environment_id = ${env} and i.link_id = t.link_id and i.occurred_at >= ${from}
+          and i.occurred_at < ${to}) as median
+    from top t join links l on l.id = t.link_id left join buyers b on b.link_id = t.link_id
+    order by t.revenue desc, t.purchases desc, t.installs desc, t.views desc, t.link_id`;
+}
+
+/** The funnel of each of `linkIds` over the range: one statement for them all. */
+function perLink(
+  tx: Db,
+  environmentId: number,
+  from: Date,
+  to: Date,
+  linkIds: readonly number[],
+): Promise<(FunnelRow & { link_id: number })[]> {
+  const ids = [...linkIds];
+  return tx<(FunnelRow & { link_id: number })[]>`
+    with ids as (select unnest(${ids}::int[]) as link_id),
+    installed as (
+      select link_id, count(*) as installs,
+        percentile_cont(0.5) within group (order by seconds) as median
+      from attributed_installs
+      where environment_id = ${environmentId} and link_id = any(${ids}::int[])
+        and occurred_at >= ${from} and occurred_at < ${to}
+      group by link_id
+    ), bought as (
+      select link_id, count(*) as purchases, sum(converted) as revenue,
+        count(distinct user_id collate "C") as purchasers
+      from purchase_versions
+      where environment_id = ${environmentId} and link_id = any(${ids}::int[]) and version > 0
+        and converted is not null and hour >= ${from} and hour < ${to}
+      group by link_id
+    ), viewed as (
+      select link_id, sum(views) as views
+      from analytics_rollups
+      where link_id = any(${ids}::int[]) and environment_id = ${environmentId}
+        and hour >= ${from} and hour < ${to}
+      group by link_id
+    )
+    select ids.link_id, coalesce(v.views, 0) as views, coalesce(i.installs, 0) as installs,
+      i.median, coalesce(b.purchases, 0) as purchases, coalesce(b.revenue, 0) as revenue,
+      coalesce(b.purchasers, 0) as purchasers
+    from ids
+    left join installed i on i.link_id = ids.link_id
+    left join bought b on b.link_id = ids.link_id
+    left join viewed v on v.link_id = ids.link_id`;
+}
