@@ -76,6 +76,11 @@ export function isUniqueViolation(err: unknown, constraint?: string): boolean {
     new RegExp(`unique constraint "${constraint}(_\\d+)?"`).test(e.message);
 }
 
+/** PostgreSQL's foreign_key_violation SQLSTATE: a row refers to one that is not (or no longer) there. */
+export function isForeignKeyViolation(err: unknown): boolean {
+  return (err as { code?: unknown } | null)?.code === "23503";
+}
+
 // postgres.js connection error codes, and SQLSTATEs of a server that cannot serve right now
 // (class 08 connection exceptions, 53 insufficient resources, 57P0x shutdown/cannot connect).
 const UNAVAILABLE_CODES = new Set([

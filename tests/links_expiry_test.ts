@@ -183,15 +183,16 @@ Deno.test("an edit, an archive and a delete on one instance are served by the ot
     }
     return performance.now() - start;
   };
-  await call(srv.url, "PATCH", base, {
+  const edited = await call(srv.url, "PATCH", base, {
     headers: adminHeaders,
     body: { desktop_custom_redirect: { url: "https://new.example/" } },
   });
+  assert.equal(edited.status, 200, edited.text);
   await waitFor(async () =>
     (await hit(other.url, link.path)).headers.get("location") === "https://new.example/"
   );
   // Every platform's target, the preview page and lookup, in one edit.
-  await call(srv.url, "PATCH", base, {
+  const again = await call(srv.url, "PATCH", base, {
     headers: adminHeaders,
     body: {
       title: "Edited on the first",
@@ -200,6 +201,7 @@ Deno.test("an edit, an archive and a delete on one instance are served by the ot
       desktop_custom_redirect: { url: "https://desktop.example/v2" },
     },
   });
+  assert.equal(again.status, 200, again.text);
   const elapsed = await waitFor(async () => {
     const [ios, android, desktop, preview, lookup] = await Promise.all([
       hit(other.url, link.path, IPHONE),
@@ -218,10 +220,19 @@ Deno.test("an edit, an archive and a delete on one instance are served by the ot
       lookup.body.link.title === "Edited on the first";
   });
   assert.ok(elapsed < 1000);
-  await call(srv.url, "PATCH", base, { headers: adminHeaders, body: { archived: true } });
+  const archived = await call(srv.url, "PATCH", base, {
+    headers: adminHeaders,
+    body: { archived: true },
+  });
+  assert.equal(archived.status, 200, archived.text);
   await waitFor(async () => (await hit(other.url, link.path)).status === 404);
-  await call(srv.url, "PATCH", base, { headers: adminHeaders, body: { archived: false } });
+  const restored = await call(srv.url, "PATCH", base, {
+    headers: adminHeaders,
+    body: { archived: false },
+  });
+  assert.equal(restored.status, 200, restored.text);
   await waitFor(async () => (await hit(other.url, link.path)).status === 302);
-  await call(srv.url, "DELETE", base, { headers: adminHeaders });
+  const deleted = await call(srv.url, "DELETE", base, { headers: adminHeaders });
+  assert.equal(deleted.status, 204, deleted.text);
   await waitFor(async () => (await hit(other.url, link.path)).status === 404);
 });

@@ -126,9 +126,15 @@ export async function applyDeltas(
 export function countersInStatement(db: Db, environmentId: number, deltas: Map<number, Deltas>) {
   const ids = sortedIds(deltas);
   return db`
-    counters_locked as (
+    links_shared as (
+      -- The links before their counters, the order every other writer takes them in (its events'
+      -- foreign keys, then applyDeltas) and a link's deletion too (the link, then its cascade to
+      -- the counters): taken the other way round, a deletion while views were written
+      -- deadlocked with them (seen: the DELETE answered 503).
+      select id from links where id = any(${ids}::int[]) order by id for key share
+    ), counters_locked as (
       select link_id from link_counters
-      where environment_id = ${environmentId} and link_id = any(${ids}::int[])
+      where environment_id = ${environmentId} and link_id in (select id from links_shared)
         and exists (select 1 from inserted) and (select count(*) from capturing) >= 0
       order by link_id for update
     ), counters_moved as (
