@@ -2,7 +2,8 @@
 // one SQL query; page latency with 100,000 vs --feed-rows captured events (spread over the
 // feed's daily partitions); ingestion with capture on vs off.
 import { CLI_AUDIT } from "../services/access/audit.ts";
-import { createProject } from "../services/projects/projects.ts";
+import { createProject, updateProject } from "../services/projects/projects.ts";
+import { MAX_SDK_WRITES } from "../services/projects/sdk_limits.ts";
 import { createFeedToken } from "../services/feed/tokens.ts";
 import { encodeCursor } from "../services/feed/cursor.ts";
 import { ensurePartitions } from "../services/maintenance/partitions.ts";
@@ -75,6 +76,11 @@ export async function feedBenchmarks(
     { name: "feed", enterprise: true },
     CLI_AUDIT,
   );
+  // Its ingestion row sends 1,000-event batches as fast as it can: the SDK write limits stay on,
+  // as high as a project may set them (by default they refuse the run after ten batches).
+  await updateProject(sql, project.id, {
+    sdk_limits: { per_key: MAX_SDK_WRITES, per_address: MAX_SDK_WRITES },
+  }, CLI_AUDIT);
   const envId = project.environments.production.project_id;
   // Readers of 64 integrations, each with its own token: the rate-limit window of a token then
   // holds what a real reader's would, not every request of the run.
