@@ -11,11 +11,27 @@
 -- invalidates that plan (PostgreSQL records the plan's dependency on the function), so the
 -- next call plans again with the new offset.
 --
--- Not on Citus: there feed_horizon() is 00008's, distributed to the workers (00018), and has
--- no offset; it is left as it is.
+-- On Citus the function is 00008's, without the offset (00024 is not run there), and
+-- distributed (00018): the page's statement runs on the worker holding the feed's shard, and
+-- calls it there. It becomes PL/pgSQL with that same body; Citus passes the replacement on to
+-- every node.
 do $$
 begin
   if exists (select from pg_extension where extname = 'citus') then
+    create or replace function feed_horizon() returns bigint language plpgsql stable as $f$
+    begin
+      return coalesce(
+        (
+          select min(x::text::bigint) from pg_snapshot_xip(pg_current_snapshot()) x
+          where not exists (
+            select 1 from pg_stat_activity a
+            where a.backend_xid = xid(x) and a.datname is distinct from current_database()
+          )
+        ),
+        (pg_snapshot_xmax(pg_current_snapshot())::text)::bigint
+      );
+    end
+    $f$;
     return;
   end if;
   create or replace function feed_horizon() returns bigint language plpgsql stable as $f$
