@@ -359,6 +359,103 @@ Deno.test("the daily fetch: one instance fetches when due; a failure is retried 
   }
 });
 
+Deno.test({
+  name:
+    "the daily fetch loses its connection while storing: nothing of it is kept; the next fetch stores it whole",
+  // PGlite serves one connection: nothing can hold a lock beside the fetch, nor end its backend.
+  ignore: !Deno.env.get("DATABASE_URL"),
+  async fn() {
+    const clock = new ManualClock("2026-10-20T17:00:00Z");
+    const srv = await startTestServer({ clock });
+    const daily = await Deno.readTextFile(new URL("eurofxref-daily.xml", FIXTURES));
+    const ecb = Deno.serve(
+      { hostname: "127.0.0.1", port: 0, onListen() {} },
+      () => new Response(daily),
+    );
+    const url = `http://127.0.0.1:${ecb.addr.port}/eurofxref-daily.xml`;
+    const worker = srv.db.pool(2);
+    const blocker = srv.db.pool(1);
+    const probe = srv.db.pool(1);
+    try {
+      const project = await createProject(srv.url);
+      const path = await generateLink(srv.url, project.key, "production");
+      // A purchase in euros, reported in dollars: no rate yet, so it counts nowhere.
+      await ingest(srv.url, project.key, "production", [{
+        type: "purchase",
+        name: "buy",
+        link_path: path,
+        occurred_at: "2026-10-20T10:00:00Z",
+        purchase: {
+          transaction_id: "t1",
+          version: 1,
+          amount: 1000,
+          currency: "EUR",
+          product_id: "p",
+          store: "s",
+        },
+      }]);
+      const total = async () =>
+        (await metrics(srv.url, project.key, "production"))[0]!.total_revenue;
+      assert.equal(await total(), 0);
+
+      // The purchases are held, so the fetch's transaction stops once it has written the rates,
+      // at reconverting; its connection is then ended, as when the instance or the database
+      // goes away mid-way.
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      let locked!: () => void;
+      const isLocked = new Promise<void>((resolve) => (locked = resolve));
+      const holding = blocker.begin(async (tx) => {
+        await tx`lock table purchase_versions in exclusive mode`;
+        locked();
+        await held;
+      });
+      await isLocked;
+      const deps = { sql: worker, clock, logger: silentLogger };
+      const fetching = fetchRatesIfDue(deps, { url, instanceId: "a" });
+      let waiting: { pid: number; rates: boolean }[] = [];
+      for (let i = 0; i < 200 && waiting.length === 0; i++) {
+        await new Promise((r) => setTimeout(r, 50));
+        waiting = await probe<{ pid: number; rates: boolean }[]>`
+          select pid, exists (select from pg_locks l where l.pid = a.pid
+              and l.relation = 'fx_rates'::regclass and l.mode = 'RowExclusiveLock') as rates
+          from pg_stat_activity a
+          where datname = current_database() and wait_event_type = 'Lock'`;
+      }
+      assert.equal(waiting.length, 1, "the fetch's transaction never waited on the purchases");
+      assert.ok(waiting[0]!.rates, "the fetch waited before it had written the rates");
+      await probe`select pg_terminate_backend(${waiting[0]!.pid})`;
+      const lost = await fetching;
+      assert.ok(lost.fetched && lost.error, JSON.stringify(lost));
+      release();
+      await holding;
+
+      const [kept] = await worker<[{ n: number }]>`select count(*)::int as n from fx_rates`;
+      assert.equal(kept.n, 0, "rates of the lost fetch were kept");
+      assert.equal(await total(), 0);
+      const [state] = await worker<[{ next_at: Date; lease_owner: string | null }]>`
+        select next_at, lease_owner from fx_fetch`;
+      // Released, and due again in an hour.
+      assert.deepEqual(state, { next_at: new Date("2026-10-20T18:00:00Z"), lease_owner: null });
+
+      clock.set("2026-10-20T18:00:00Z");
+      const again = await fetchRatesIfDue(deps, { url, instanceId: "b" });
+      assert.ok(again.fetched && !again.error, JSON.stringify(again));
+      const rates = parseEcbRates(daily);
+      const [stored] = await worker<[{ n: number }]>`select count(*)::int as n from fx_rates`;
+      assert.equal(stored.n, rates.length);
+      const usd = rates.find((r) => r.currency === "USD")!.rate;
+      assert.equal(await total(), Number(convertMinor(1000, "EUR", "USD", "1", usd)));
+    } finally {
+      await ecb.shutdown();
+      // A pool one of whose connections was terminated waited out end()'s whole timeout
+      // (5 s) in srv.close(); nothing of it is needed any more.
+      await worker.end({ timeout: 0 });
+      await srv.close();
+    }
+  },
+});
+
 Deno.test("nextFetchAt: after the day's publication, tomorrow's; without the day's rates, an hour later", () => {
   const at = (s: string) => new Date(s);
   assert.deepEqual(

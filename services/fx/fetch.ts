@@ -6,7 +6,9 @@
 // If the instance dies mid-way (during the download, or while the rates are stored): the rates
 // are stored and the purchases reconverted in one transaction (storeRates), so nothing of that
 // fetch is kept; its lease lapses LEASE_MS later and the next instance whose pass comes by
-// fetches again, or this one once restarted. Fetching the same file twice is harmless.
+// fetches again, or this one once restarted. Fetching the same file twice is harmless. (A lost
+// connection while storing is answered like a failed download: released, due again in an hour;
+// tests/fx_test.ts ends the storing transaction's connection mid-way.)
 import type { Sql } from "../../db/connect.ts";
 import type { Clock } from "../../infra/clock.ts";
 import { describeError, type Logger } from "../../infra/log.ts";
