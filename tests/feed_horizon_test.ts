@@ -10,10 +10,14 @@ import { createTestDatabase } from "./helpers/database.ts";
 const db = await createTestDatabase();
 Deno.test.afterAll(() => db.close());
 
-/** The horizon as 00024 defined it, computed by the statement itself (planned afresh). */
-async function expressionHorizon(sql: Sql): Promise<bigint> {
-  const [row] = await sql<{ h: string }[]>`
-    select (coalesce(
+/**
+ * feed_horizon() and the horizon as 00024 defined it, computed by the statement itself (planned
+ * afresh), in one statement: one snapshot for both. The horizon is the whole server's, and the
+ * other test files' transactions move it between two statements.
+ */
+async function bothHorizons(sql: Sql): Promise<{ kept: bigint; fresh: bigint }> {
+  const [row] = await sql<{ kept: string; fresh: string }[]>`
+    select feed_horizon()::text as kept, (coalesce(
       (
         select min(x::text::bigint) from pg_snapshot_xip(pg_current_snapshot()) x
         where not exists (
@@ -22,13 +26,14 @@ async function expressionHorizon(sql: Sql): Promise<bigint> {
         )
       ),
       (pg_snapshot_xmax(pg_current_snapshot())::text)::bigint
-    ) + feed_xid_offset())::text as h`;
-  return BigInt(row!.h);
+    ) + feed_xid_offset())::text as fresh`;
+  return { kept: BigInt(row!.kept), fresh: BigInt(row!.fresh) };
 }
 
 async function horizon(sql: Sql): Promise<bigint> {
-  const [row] = await sql<{ h: string }[]>`select feed_horizon()::text as h`;
-  return BigInt(row!.h);
+  const { kept, fresh } = await bothHorizons(sql);
+  assert.equal(kept, fresh, "feed_horizon() and its expression disagree");
+  return kept;
 }
 
 Deno.test({
@@ -40,9 +45,7 @@ Deno.test({
     const writer = db.pool(1);
     try {
       // Called a few times first: PL/pgSQL plans on the first call and keeps the plan.
-      for (let i = 0; i < 3; i++) {
-        assert.equal(await horizon(reader), await expressionHorizon(reader));
-      }
+      for (let i = 0; i < 3; i++) await horizon(reader);
       let release!: () => void;
       const held = new Promise<void>((resolve) => (release = resolve));
       let opened!: (xid: bigint) => void;
@@ -54,12 +57,16 @@ Deno.test({
         await held;
       });
       const xid = await open;
-      assert.equal(await horizon(reader), xid, "the horizon passed a transaction still open");
-      assert.equal(await horizon(reader), await expressionHorizon(reader));
+      // Other transactions of the server may hold it further back, never past this one.
+      assert.ok(await horizon(reader) <= xid, "the horizon passed a transaction still open");
       release();
       await writing;
-      assert.ok(await horizon(reader) > xid, "the horizon stayed behind a transaction that ended");
-      assert.equal(await horizon(reader), await expressionHorizon(reader));
+      let passed = false;
+      for (let i = 0; i < 200 && !passed; i++) {
+        passed = await horizon(reader) > xid;
+        if (!passed) await new Promise((r) => setTimeout(r, 50));
+      }
+      assert.ok(passed, "the horizon stayed behind a transaction that ended");
     } finally {
       await reader.end();
       await writer.end();
@@ -88,7 +95,6 @@ Deno.test({
         after >= before + raise,
         `horizon ${after} did not follow the offset (was ${before})`,
       );
-      assert.equal(after, await expressionHorizon(reader));
     } finally {
       await reader.end();
       await other.end();
