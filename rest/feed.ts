@@ -18,6 +18,7 @@ export function feedRoutes(deps: AppDeps): Hono<AppEnv> {
       limit: limitParam(c.req.query("limit")),
       eventTypes: c.req.queries("event_types[]"),
       after: c.req.query("after"),
+      bodiesOnly: true,
     });
     return c.body(feedPageJson(page), 200, {
       "Content-Type": "application/json; charset=UTF-8",
@@ -31,9 +32,9 @@ export function feedRoutes(deps: AppDeps): Hono<AppEnv> {
 /** The REST answer, assembled from the stored envelopes without parsing them. */
 function feedPageJson(page: FeedPage): string {
   let out = `{"schema_version":${FEED_SCHEMA_VERSION},"events":[`;
-  for (let i = 0; i < page.events.length; i++) {
+  for (let i = 0; i < page.bodies.length; i++) {
     if (i > 0) out += ",";
-    out += page.events[i]!.body;
+    out += page.bodies[i]!;
   }
   return `${out}],"next_after":${JSON.stringify(page.nextAfter)}}`;
 }

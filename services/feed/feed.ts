@@ -1,4 +1,5 @@
 // Reading the captured event feed: one page after a cursor, for REST and GraphQL alike.
+import type postgres from "postgres";
 import type { Config } from "../../config.ts";
 import type { Db, Sql } from "../../db/connect.ts";
 import type { Clock } from "../../infra/clock.ts";
@@ -48,6 +49,11 @@ export interface FeedReadInput {
   /** undefined (or empty) means every type. */
   eventTypes?: readonly string[] | undefined;
   after?: string | undefined;
+  /**
+   * The envelopes only (FeedPage.bodies), without each event's place and link id: REST's page,
+   * whose cursor needs only the last place. Fewer columns for the driver to read on every row.
+   */
+  bodiesOnly?: boolean | undefined;
 }
 
 /**
@@ -65,7 +71,10 @@ export interface FeedPageEvent extends FeedPoint {
 }
 
 export interface FeedPage {
+  /** The events, with their places and link ids; empty for a read of the bodies only. */
   events: FeedPageEvent[];
+  /** Every event's envelope exactly as stored, in feed order. */
+  bodies: string[];
   /** The cursor after the last event; on an empty page, the cursor of the same position. */
   nextAfter: string;
   /** More events were available right now beyond this page. */
@@ -80,6 +89,7 @@ interface FeedQuery {
   limit: number;
   eventTypes: string[];
   after: FeedPosition | null;
+  bodiesOnly: boolean;
 }
 
 /**
@@ -124,7 +134,7 @@ export async function readFeedPage(
   const served = page.pendingXid === null || page.events.length > 0
     ? page
     : await selectPageAfterHorizon(sql, deps.cursorSecret, environmentId!, query!, now, page);
-  countFeedPage(served.events.length);
+  countFeedPage(served.bodies.length);
   return served;
 }
 
@@ -215,7 +225,7 @@ export async function readAdmittedPage(
 ): Promise<FeedPage> {
   const query = parseFeedQuery(deps.cursorSecret, environmentId, input);
   const page = await selectPage(db, deps.cursorSecret, environmentId, query, deps.clock.now());
-  countFeedPage(page.events.length);
+  countFeedPage(page.bodies.length);
   return page;
 }
 
@@ -263,11 +273,12 @@ export async function waitForHorizon(
 function parseFeedQuery(
   secret: string,
   environmentId: number,
-  input: Pick<FeedReadInput, "limit" | "eventTypes" | "after">,
+  input: Pick<FeedReadInput, "limit" | "eventTypes" | "after" | "bodiesOnly">,
 ): FeedQuery {
   const limit = parseLimit(input.limit);
   const eventTypes = normaliseEventTypes(input.eventTypes ?? []);
-  if (input.after === undefined) return { limit, eventTypes, after: null };
+  const bodiesOnly = input.bodiesOnly === true;
+  if (input.after === undefined) return { limit, eventTypes, after: null, bodiesOnly };
   const after = decodeCursor(secret, input.after);
   if (
     !after || after.environmentId !== environmentId ||
@@ -280,7 +291,7 @@ function parseFeedQuery(
       { field: "after" },
     );
   }
-  return { limit, eventTypes, after };
+  return { limit, eventTypes, after, bodiesOnly };
 }
 
 function parseLimit(n: number | undefined): number {
@@ -340,6 +351,7 @@ async function selectPage(
       afterEpoch,
       eventTypes: query.eventTypes,
       limit: query.limit,
+      bodiesOnly: query.bodiesOnly,
     },
     now,
     sendAtCall,
@@ -347,7 +359,7 @@ async function selectPage(
   const epoch = found.epoch;
   const from = afterEpoch === epoch ? after : FEED_START;
   const events = found.events;
-  const last = events.at(-1) ?? from;
+  const last = found.last ?? from;
   const nextAfter = encodeCursor(secret, {
     environmentId,
     epoch,
@@ -364,6 +376,7 @@ async function selectPage(
   };
   return {
     events,
+    bodies: found.bodies,
     nextAfter,
     hasMore: found.hasMore,
     cursorAfter,
@@ -383,6 +396,8 @@ export interface EnvironmentPageQuery {
   /** Normalised (see normaliseEventTypes); [] is every type. */
   eventTypes: readonly string[];
   limit: number;
+  /** Read the envelopes and the last event's place only (EnvironmentPage.events left empty). */
+  bodiesOnly?: boolean;
 }
 
 export interface EnvironmentPage {
@@ -395,6 +410,10 @@ export interface EnvironmentPage {
    */
   head: FeedPoint;
   events: FeedPageEvent[];
+  /** The events' envelopes as stored, in feed order (also for a read of the bodies only). */
+  bodies: string[];
+  /** The last event's place; null on an empty page. */
+  last: FeedPoint | null;
   /** More matching events were available right now beyond this page. */
   hasMore: boolean;
   /**
@@ -467,41 +486,41 @@ export async function selectEnvironmentPage(
     from e
     union all
   `;
-  const page = types.length === 0
-    ? db<PageRow[]>`
-      with e as materialized (${head})
-      ${headRow}
-      select null, null, null, page.xid, page.seq, page.body, page.link_id
-      from e cross join lateral (
-        select xid, seq, body, link_id from feed_events
-        where environment_id = ${environmentId}
-          and (xid, seq) > (e.after_xid, e.after_seq)
-          and xid < e.horizon
-          and received_at >= ${cutoff}
-        order by xid, seq
-        limit ${take}
-      ) page
+  // The page's events after the cursor, in feed order: one index walk, or one per type merged.
+  const walk = types.length === 0
+    ? db`
+      select xid, seq, body, link_id from feed_events
+      where environment_id = ${environmentId}
+        and (xid, seq) > (e.after_xid, e.after_seq)
+        and xid < e.horizon
+        and received_at >= ${cutoff}
+      order by xid, seq
+      limit ${take}
     `
-    : db<PageRow[]>`
-      with e as materialized (${head})
-      ${headRow}
-      select null, null, null, page.xid, page.seq, page.body, page.link_id
-      from e cross join lateral (
-        select typed.xid, typed.seq, typed.body, typed.link_id
-        from unnest(${types}::text[]) as t(type)
-          cross join lateral (
-            select f.xid, f.seq, f.body, f.link_id from feed_events f
-            where f.environment_id = ${environmentId} and f.type = t.type
-              and (f.xid, f.seq) > (e.after_xid, e.after_seq)
-              and f.xid < e.horizon
-              and f.received_at >= ${cutoff}
-            order by f.xid, f.seq
-            limit ${take}
-          ) typed
-        order by typed.xid, typed.seq
-        limit ${take}
-      ) page
+    : db`
+      select typed.xid, typed.seq, typed.body, typed.link_id
+      from unnest(${types}::text[]) as t(type)
+        cross join lateral (
+          select f.xid, f.seq, f.body, f.link_id from feed_events f
+          where f.environment_id = ${environmentId} and f.type = t.type
+            and (f.xid, f.seq) > (e.after_xid, e.after_seq)
+            and f.xid < e.horizon
+            and f.received_at >= ${cutoff}
+          order by f.xid, f.seq
+          limit ${take}
+        ) typed
+      order by typed.xid, typed.seq
+      limit ${take}
     `;
+  if (query.bodiesOnly) {
+    return await bodiesPage(db, head, walk, query.limit, sendAtCall);
+  }
+  const page = db<PageRow[]>`
+    with e as materialized (${head})
+    ${headRow}
+    select null, null, null, page.xid, page.seq, page.body, page.link_id
+    from e cross join lateral (${walk}) page
+  `;
   // postgres.js sends a statement once it is first awaited, a microtask or two later; with
   // `sendAtCall` it goes now, so that a statement the caller makes after this call (a
   // transaction's COMMIT) goes out after it.
@@ -515,11 +534,67 @@ export async function selectEnvironmentPage(
     else if (events.length === query.limit) more = true;
     else events.push({ xid: r.xid!, seq: r.seq, body: r.body!, linkId: r.link_id });
   }
+  const last = events.at(-1);
   return {
     epoch: first?.epoch ?? "",
     head: first?.horizon ? { xid: first.horizon, seq: "0" } : FEED_START,
     events,
+    bodies: events.map((e) => e.body),
+    last: last ? { xid: last.xid, seq: last.seq } : null,
     hasMore: more,
     pendingXid: first?.pending ?? null,
+  };
+}
+
+/**
+ * selectEnvironmentPage for a read of the bodies only: each event's row holds its envelope and,
+ * for the last one served (and the one after it, which only says there are more), its place;
+ * the head travels as a JSON array in the body column ([epoch, horizon, pending]: the stored
+ * envelopes are JSON objects, so it cannot be mistaken for one). The driver reads two columns a
+ * row where the full page has four: per 1,000-event page about a third of its work
+ * (docs/SCALING.md). The window functions number the walk's rows in the order it produced them,
+ * as the full page's rows come in its order; `lead` finds the last without counting first.
+ */
+async function bodiesPage(
+  db: Db,
+  head: postgres.PendingQuery<postgres.Row[]>,
+  walk: postgres.PendingQuery<postgres.Row[]>,
+  limit: number,
+  sendAtCall: boolean,
+): Promise<EnvironmentPage> {
+  const page = db<{ body: string; place: string | null }[]>`
+    with e as materialized (${head})
+    select json_build_array(e.epoch, e.horizon::text, e.pending::text)::text as body,
+      null::text as place
+    from e
+    union all
+    select page.body,
+      case when lead(page.seq) over () is null or row_number() over () >= ${limit}
+        then page.xid::text || ':' || page.seq::text end
+    from e cross join lateral (${walk}) page
+  `;
+  const found = await (sendAtCall ? page.execute() : page);
+  let first: [string, string, string | null] | undefined;
+  const bodies: string[] = [];
+  let last: string | null = null;
+  let more = false;
+  for (const r of found) {
+    // "[": the head (an envelope starts with "{").
+    if (r.place === null && r.body.charCodeAt(0) === 91) first = JSON.parse(r.body);
+    else if (bodies.length === limit) more = true;
+    else {
+      bodies.push(r.body);
+      if (r.place !== null) last = r.place;
+    }
+  }
+  const at = last === null ? -1 : last.indexOf(":");
+  return {
+    epoch: first?.[0] ?? "",
+    head: first?.[1] ? { xid: first[1], seq: "0" } : FEED_START,
+    events: [],
+    bodies,
+    last: last === null ? null : { xid: last.slice(0, at), seq: last.slice(at + 1) },
+    hasMore: more,
+    pendingXid: first?.[2] ?? null,
   };
 }
