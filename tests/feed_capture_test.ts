@@ -58,3 +58,51 @@ Deno.test({
     }
   },
 });
+
+Deno.test({
+  name:
+    "a page with events is answered at once, even with committed events waiting behind an open transaction",
+  // PGlite runs one transaction at a time: nothing can be open beside another.
+  ignore: db.embedded,
+  async fn() {
+    const p = await createProject(srv.url);
+    const token = await createFeedToken(srv.url, p.productionId);
+    const served = envelope(p.hashid, "open");
+    const held = envelope(p.hashid, "install");
+    const waiting = envelope(p.hashid, "open");
+    const a = db.pool(1);
+    const b = db.pool(1);
+    // Released in `finally` too: a failed assertion must not leave the transaction open (the
+    // pool's end would wait for it).
+    let release = () => {};
+    const open = new Promise<void>((resolve) => (release = resolve));
+    try {
+      await b.begin((tx: Db) => captureEvents(tx, p.productionId, new Date(), [served]));
+      let captured!: () => void;
+      const isCaptured = new Promise<void>((resolve) => (captured = resolve));
+      const older = a.begin(async (tx: Db) => {
+        await captureEvents(tx, p.productionId, new Date(), [held]);
+        captured();
+        await open;
+      });
+      await isCaptured;
+      await b.begin((tx: Db) => captureEvents(tx, p.productionId, new Date(), [waiting]));
+      // The horizon stops at the open transaction: the first event is served, the last one
+      // waits. A page that has events does not wait for the horizon (HORIZON_WAIT_MS, a second);
+      // only an empty one does.
+      const started = performance.now();
+      const page = await readOk(srv.url, p.productionId, token.value);
+      const took = performance.now() - started;
+      assert.deepEqual(page.events.map((e) => e.id), [served.id]);
+      assert.ok(took < 900, `a page with an event waited ${Math.round(took)} ms for the horizon`);
+      release();
+      await older;
+      const next = await readOk(srv.url, p.productionId, token.value, { after: page.next_after });
+      assert.deepEqual(next.events.map((e) => e.id), [held.id, waiting.id]);
+    } finally {
+      release();
+      await a.end();
+      await b.end();
+    }
+  },
+});

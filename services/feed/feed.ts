@@ -131,7 +131,7 @@ export async function readFeedPage(
   // An empty page while committed events wait behind an older transaction: wait for them,
   // so that an acknowledged event is readable at once. Outside the transaction: it holds a
   // transaction id, which would hold back the horizon of every other reader waiting here.
-  const served = page.pendingXid === null || page.events.length > 0
+  const served = page.pendingXid === null || page.bodies.length > 0
     ? page
     : await selectPageAfterHorizon(sql, deps.cursorSecret, environmentId!, query!, now, page);
   countFeedPage(served.bodies.length);
