@@ -574,7 +574,7 @@ async function bodiesPage(
     from e cross join lateral (${walk}) page
   `;
   const found = await (sendAtCall ? page.execute() : page);
-  let first: [string, string, string | null] | undefined;
+  let first: [string | null, string | null, string | null] | undefined;
   const bodies: string[] = [];
   let last: string | null = null;
   let more = false;
