@@ -534,13 +534,12 @@ export async function selectEnvironmentPage(
     else if (events.length === query.limit) more = true;
     else events.push({ xid: r.xid!, seq: r.seq, body: r.body!, linkId: r.link_id });
   }
-  const last = events.at(-1);
   return {
     epoch: first?.epoch ?? "",
     head: first?.horizon ? { xid: first.horizon, seq: "0" } : FEED_START,
     events,
     bodies: events.map((e) => e.body),
-    last: last ? { xid: last.xid, seq: last.seq } : null,
+    last: events.at(-1) ?? null,
     hasMore: more,
     pendingXid: first?.pending ?? null,
   };
