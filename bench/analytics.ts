@@ -113,8 +113,9 @@ export async function seed(sql: Sql, n: number): Promise<Seeded> {
   const from = new Date(to.getTime() - DAYS * DAY_MS);
   const [first] = await sql<[{ id: number }]>`
     with l as (
-      insert into links (environment_id, path, title, tags, tracking_campaign)
-      select ${envId}, 'l' || g, 'Link ' || g, '["bench"]',
+      insert into links (environment_id, project_id, path, title, tags, tracking_campaign)
+      select ${envId}, (select project_id from environments where id = ${envId}),
+        'l' || g, 'Link ' || g, '["bench"]',
         (array['spring', 'summer', 'autumn', 'winter'])[1 + g % 4]
       from generate_series(1, ${LINKS}) g
       returning id

@@ -43,8 +43,9 @@ export async function seed(sql: Sql): Promise<Seeded> {
   const envId = project.environments.production.project_id;
   const [first] = await sql<[{ id: number }]>`
     with l as (
-      insert into links (environment_id, path, title)
-      select ${envId}, 'a' || g, 'Link ' || g from generate_series(1, ${LINKS}) g
+      insert into links (environment_id, project_id, path, title)
+      select ${envId}, (select project_id from environments where id = ${envId}),
+        'a' || g, 'Link ' || g from generate_series(1, ${LINKS}) g
       returning id
     ), c as (
       insert into link_counters (link_id, environment_id) select id, ${envId} from l

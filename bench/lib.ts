@@ -275,8 +275,9 @@ export async function seedFeedPage(sql: Sql) {
 export async function seedMetricsLinks(sql: Sql, environmentId: number): Promise<void> {
   await sql`
     with l as (
-      insert into links (environment_id, path, title, tags, tracking_campaign)
-      select ${environmentId}, 'm' || g || substr(md5(g::text), 1, 8), 'Link ' || g, '["a","b"]',
+      insert into links (environment_id, project_id, path, title, tags, tracking_campaign)
+      select ${environmentId}, (select project_id from environments where id = ${environmentId}),
+        'm' || g || substr(md5(g::text), 1, 8), 'Link ' || g, '["a","b"]',
         'spring'
       from generate_series(1, 9999) g
       returning id

@@ -23,8 +23,9 @@ async function seedLinks(sql: Sql): Promise<number> {
   const envId = project.environments.production.project_id;
   await sql`
     with l as (
-      insert into links (environment_id, path, title, tags, sdk_generated)
-      select ${envId}, 'b' || g || substr(md5(g::text), 1, 6), 'Link ' || g, '["bench"]',
+      insert into links (environment_id, project_id, path, title, tags, sdk_generated)
+      select ${envId}, (select project_id from environments where id = ${envId}),
+        'b' || g || substr(md5(g::text), 1, 6), 'Link ' || g, '["bench"]',
         g % 3 = 0
       from generate_series(1, ${LINKS}) g
       returning id

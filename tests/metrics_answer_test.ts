@@ -83,8 +83,10 @@ Deno.test("metrics_for_project: answers built at the same time keep their own by
     await generateLink(srv.url, small.key, "production", { title: "only" });
     // Large enough to outgrow a first buffer (256 KiB) several times.
     await srv.sql`
-      insert into links (environment_id, path, title, tags)
-      select ${large.productionId}, 'big' || g, repeat('t', 300) || g, '["a","b"]'
+      insert into links (environment_id, project_id, path, title, tags)
+      select ${large.productionId},
+        (select project_id from environments where id = ${large.productionId}),
+        'big' || g, repeat('t', 300) || g, '["a","b"]'
       from generate_series(1, 3000) g
     `;
     await srv.sql`

@@ -255,7 +255,7 @@ async function resolveLinks(
   if (paths.length === 0) return links;
   const rows = await db<LinkRef[]>`
     select l.id, l.path, p.link_domain
-    from links l join environments e on e.id = l.environment_id join projects p on p.id = e.project_id
+    from links l join projects p on p.id = l.project_id
     where l.environment_id = ${environmentId} and l.path = any(${paths}::text[])
   `;
   for (const row of rows) links.set(row.path, row);

@@ -164,13 +164,14 @@ async function insertBatch(tx: Db, environmentId: number, batch: Pending[]): Pro
         password_hash text)
     )
     insert into links (
-      environment_id, path, title, subtitle, image, data, tags,
+      environment_id, project_id, path, title, subtitle, image, data, tags,
       ios_custom_redirect, android_custom_redirect, desktop_custom_redirect,
       show_preview_ios, show_preview_android, tracking_campaign, tracking_source,
       tracking_medium, sdk_generated, generated_from_platform, expires_at, max_views,
       expired_url, rules, split, forward_query, append_utm, routing, pass_click_id
     )
-    select ${environmentId}, i.path, i.title, i.subtitle, i.image, i.data, i.tags, i.ios,
+    select ${environmentId}, (select project_id from environments where id = ${environmentId}),
+      i.path, i.title, i.subtitle, i.image, i.data, i.tags, i.ios,
       i.android, i.desktop, i.show_preview_ios, i.show_preview_android, i.tracking_campaign,
       i.tracking_source, i.tracking_medium, false, 'Import', i.expires_at, i.max_views,
       i.expired_url, i.rules, i.split, i.forward_query, i.append_utm,

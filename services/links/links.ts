@@ -257,14 +257,15 @@ export async function createLink(
         if (chosen !== undefined) await lockPath(tx, chosen);
         const [row] = await tx<LinkRow[]>`
           with l as (insert into links (
-            environment_id, path, title, subtitle, image, data, tags,
+            environment_id, project_id, path, title, subtitle, image, data, tags,
             ios_custom_redirect, android_custom_redirect, desktop_custom_redirect,
             show_preview_ios, show_preview_android,
             tracking_campaign, tracking_source, tracking_medium,
             sdk_generated, generated_from_platform, expires_at, max_views, expired_url,
             rules, split, forward_query, append_utm, password_hash, routing, pass_click_id
           ) select
-            ${environmentId}, ${path}, ${input.title ?? ""}, ${input.subtitle ?? ""},
+            ${environmentId}, (select project_id from environments where id = ${environmentId}),
+            ${path}, ${input.title ?? ""}, ${input.subtitle ?? ""},
             ${input.image ?? null}, ${tx.json((input.data ?? {}) as never)},
             ${tx.json((input.tags ?? []) as never)},
             ${tx.json((input.ios_custom_redirect ?? {}) as never)},
@@ -282,7 +283,7 @@ export async function createLink(
           where not exists (select 1 from retired_link_paths r where r.path = ${path})
           returning *)
           select l.*, p.link_domain
-          from l join environments e on e.id = l.environment_id join projects p on p.id = e.project_id
+          from l join projects p on p.id = l.project_id
         `;
         if (row) {
           await createLinkCounters(tx, row.id, environmentId);
@@ -318,7 +319,7 @@ export async function getLinkByPath(
   if (!isLinkPath(path)) return undefined;
   const [row] = await db<LinkRow[]>`
     select l.*, p.link_domain
-    from links l join environments e on e.id = l.environment_id join projects p on p.id = e.project_id
+    from links l join projects p on p.id = l.project_id
     where l.path = ${path} and l.environment_id = ${environmentId}
   `;
   return row;
@@ -501,7 +502,7 @@ export async function getHostedLink(
       -- compiled once per distinct text (services/links/rules.ts), not serialised or parsed
       -- on every hit.
       l.routing
-    from links l join environments e on e.id = l.environment_id join projects p on p.id = e.project_id
+    from links l join projects p on p.id = l.project_id
     where l.path = ${path} and l.active and not l.archived
       -- The projects served on the host: the one whose link domain it is, or, on the default
       -- host, every project without one (link domains are never the default host: projects.ts
@@ -537,13 +538,13 @@ export async function listLinksByIds(
   if (!counters) {
     return await db<LinkRow[]>`
       select ${selected}
-      from links l join environments e on e.id = l.environment_id join projects p on p.id = e.project_id
+      from links l join projects p on p.id = l.project_id
       where l.id = any(${ids as number[]}::int[])
     `;
   }
   return await db<LinkRow[]>`
     select ${selected}
-    from links l join environments e on e.id = l.environment_id join projects p on p.id = e.project_id
+    from links l join projects p on p.id = l.project_id
       join lateral (select c.limited_views::float8 as limited_views
         from link_counters c where c.link_id = l.id) c on true
     where l.id = any(${ids as number[]}::int[])

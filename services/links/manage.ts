@@ -86,8 +86,7 @@ export async function getManagedLinkOrThrow(
     ? await db<ManagedLinkRow[]>`
       select l.*, p.link_domain, c.total_views::float8 as total_views,
         c.limited_views::float8 as limited_views
-      from links l join link_counters c on c.link_id = l.id
-        join environments e on e.id = l.environment_id join projects p on p.id = e.project_id
+      from links l join link_counters c on c.link_id = l.id join projects p on p.id = l.project_id
       where l.environment_id = ${environmentId} and l.path = ${path}
     `
     : [];

@@ -1,0 +1,96 @@
+// Upgrading a populated database at migration 00029 to 00030 (each link keeps its project's id):
+// every link gets its environment's project, the link host serves each project's links on its
+// own host as before, links made after the upgrade carry it too, and the database refuses a link
+// whose project is not its environment's.
+import assert from "node:assert/strict";
+import postgres from "postgres";
+import { hashSecret } from "../infra/secrets.ts";
+import { createTestDatabase, migrateUpTo } from "./helpers/database.ts";
+import { callOnHost } from "./helpers/host.ts";
+import { adminHeaders, call, serveApp } from "./helpers/server.ts";
+
+Deno.test("migration 00030 gives every link its project; the host, new links and the database follow it", async () => {
+  const db = await createTestDatabase({ migrate: false });
+  let close = () => Promise.resolve();
+  try {
+    await migrateUpTo(db.url, 29);
+    const old = postgres(db.url, { max: 1, onnotice: () => {} });
+    // Two projects as 00029 stored them: one served on its own link domain, one on the default
+    // host; links in both environments of each.
+    const projects: { id: number; domain: string | null; envs: number[] }[] = [];
+    for (const [i, domain] of [["a", "go.alpha.test"], ["b", null]] as const) {
+      const [p] = await old<{ id: number }[]>`
+        insert into projects (hashid, name, enterprise, key_hash, link_domain)
+        values (${"proj" + i + "000000"}, ${"Project " + i}, true, ${hashSecret("pk_" + i)},
+          ${domain})
+        returning id`;
+      const envs = await old<{ id: number }[]>`
+        insert into environments (project_id, kind)
+        values (${p!.id}, 'production'), (${p!.id}, 'test') returning id`;
+      projects.push({ id: p!.id, domain, envs: envs.map((e) => e.id) });
+    }
+    for (const p of projects) {
+      for (const [k, env] of p.envs.entries()) {
+        const path = `p${p.id}e${k}`;
+        const [l] = await old<{ id: number }[]>`
+          insert into links (environment_id, path, title, desktop_custom_redirect)
+          values (${env}, ${path}, ${path},
+            ${old.json({ url: `https://dest.example.test/${path}` })})
+          returning id`;
+        await old`insert into link_counters (link_id, environment_id) values (${l!.id}, ${env})`;
+      }
+    }
+    await old.end();
+
+    await migrateUpTo(db.url, 30);
+    const sql = db.pool();
+    const rows = await sql<{ path: string; project_id: number; expected: number }[]>`
+      select l.path, l.project_id, e.project_id as expected
+      from links l join environments e on e.id = l.environment_id order by l.path`;
+    assert.equal(rows.length, 4);
+    for (const r of rows) assert.equal(r.project_id, r.expected, r.path);
+
+    // The host admits each project's links on its own host only, through the project kept on
+    // the link.
+    const srv = serveApp(db, { sql });
+    close = () => srv.close();
+    const [alpha, beta] = projects;
+    const onAlpha = await callOnHost(srv.url, "go.alpha.test", `/p${alpha!.id}e0`);
+    assert.equal(onAlpha.status, 302);
+    assert.equal(onAlpha.headers.location, `https://dest.example.test/p${alpha!.id}e0`);
+    assert.equal((await callOnHost(srv.url, "lnk.example.test", `/p${alpha!.id}e0`)).status, 404);
+    const onDefault = await callOnHost(srv.url, "lnk.example.test", `/p${beta!.id}e1`);
+    assert.equal(onDefault.status, 302);
+    assert.equal((await callOnHost(srv.url, "go.alpha.test", `/p${beta!.id}e1`)).status, 404);
+
+    // A link made after the upgrade carries its project, and is served by the same rule.
+    const made = await call<{ link: { path: string } }>(
+      srv.url,
+      "POST",
+      `/api/v1/projects/${alpha!.envs[0]}/links`,
+      {
+        headers: adminHeaders,
+        body: { path: "after-upgrade", desktop_custom_redirect: { url: "https://x.test/" } },
+      },
+    );
+    assert.equal(made.status, 201, JSON.stringify(made.body));
+    const [after] = await sql<{ project_id: number }[]>`
+      select project_id from links where path = 'after-upgrade'`;
+    assert.equal(after!.project_id, alpha!.id);
+    assert.equal((await callOnHost(srv.url, "go.alpha.test", "/after-upgrade")).status, 302);
+
+    // A link whose project is not its environment's is refused by the database itself.
+    await assert.rejects(
+      sql`insert into links (environment_id, project_id, path)
+        values (${alpha!.envs[0]!}, ${beta!.id}, 'mismatched')`,
+      (err: { code?: string }) => err.code === "23503",
+    );
+    await assert.rejects(
+      sql`insert into links (environment_id, path) values (${alpha!.envs[0]!}, 'no-project')`,
+      (err: { code?: string }) => err.code === "23502",
+    );
+  } finally {
+    await close();
+    await db.close();
+  }
+});
