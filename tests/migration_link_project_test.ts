@@ -1,13 +1,15 @@
 // Upgrading a populated database at migration 00029 to 00030 (each link keeps its project's id):
 // every link gets its environment's project, the link host serves each project's links on its
 // own host as before, links made after the upgrade carry it too, and the database refuses a link
-// whose project is not its environment's.
+// whose project is not its environment's. Then 00031 (the rows ingestion writes per event keep no
+// key to their environment): events stored before and after it read on from the same cursor.
 import assert from "node:assert/strict";
 import postgres from "postgres";
 import { hashSecret } from "../infra/secrets.ts";
 import { createTestDatabase, migrateUpTo } from "./helpers/database.ts";
 import { callOnHost } from "./helpers/host.ts";
-import { adminHeaders, call, serveApp } from "./helpers/server.ts";
+import { adminHeaders, call, createFeedToken, createProject, serveApp } from "./helpers/server.ts";
+import { generateLink, ingest } from "./helpers/sdk.ts";
 
 Deno.test("migration 00030 gives every link its project; the host, new links and the database follow it", async () => {
   const db = await createTestDatabase({ migrate: false });
@@ -89,6 +91,67 @@ Deno.test("migration 00030 gives every link its project; the host, new links and
       sql`insert into links (environment_id, path) values (${alpha!.envs[0]!}, 'no-project')`,
       (err: { code?: string }) => err.code === "23502",
     );
+  } finally {
+    await close();
+    await db.close();
+  }
+});
+
+Deno.test("migration 00031 drops the per-event rows' keys to environments; the feed reads on from an old cursor", async () => {
+  const db = await createTestDatabase({ migrate: false });
+  let close = () => Promise.resolve();
+  try {
+    await migrateUpTo(db.url, 30);
+    const sql = db.pool();
+    const srv = serveApp(db, { sql });
+    close = () => srv.close();
+    const p = await createProject(srv.url, { name: "Keys" });
+    const token = await createFeedToken(srv.url, p.productionId);
+    const path = await generateLink(srv.url, p.key, "production", { title: "L" });
+    const event = (id: string, type = "open") => ({
+      id,
+      type,
+      occurred_at: new Date().toISOString(),
+      link_path: path,
+    });
+    await ingest(srv.url, p.key, "production", [event("before-1"), event("before-2")]);
+    const feed = (after?: string) =>
+      call<{ events: { id: string; type: string }[]; next_after: string }>(
+        srv.url,
+        "GET",
+        `/api/v1/projects/${p.productionId}/event_stream${after ? `?after=${after}` : ""}`,
+        { headers: { Authorization: `Bearer ${token.value}` } },
+      );
+    const first = await feed();
+    assert.equal(first.status, 200, first.text);
+    assert.equal(first.body.events.length, 2);
+
+    await migrateUpTo(db.url, 31);
+    const keys = await sql<{ rel: string; target: string }[]>`
+      select c.conrelid::regclass::text as rel, c.confrelid::regclass::text as target
+      from pg_constraint c
+      where c.contype = 'f' and c.conparentid = 0
+        and c.conrelid in ('feed_events'::regclass, 'analytics_events'::regclass,
+          'analytics_event_keys'::regclass, 'purchase_versions'::regclass)
+      order by 1, 2`;
+    // Only the keys to links are left.
+    assert.deepEqual(keys.map((k) => `${k.rel} -> ${k.target}`), [
+      "analytics_events -> links",
+      "purchase_versions -> links",
+    ]);
+
+    // Ingestion stores as before, its ids still kept once; the feed goes on from the old cursor.
+    const again = await ingest(srv.url, p.key, "production", [
+      event("before-1"),
+      event("after-1", "install"),
+    ]);
+    assert.deepEqual(again, { accepted: 1, duplicates: 1 });
+    const next = await feed(first.body.next_after);
+    assert.equal(next.status, 200, next.text);
+    assert.deepEqual(next.body.events.map((e) => e.type), ["install"]);
+    const [stored] = await sql<{ n: number }[]>`
+      select count(*)::int as n from analytics_events where environment_id = ${p.productionId}`;
+    assert.equal(stored!.n, 3);
   } finally {
     await close();
     await db.close();
