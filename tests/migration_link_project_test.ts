@@ -3,10 +3,14 @@
 // own host as before, links made after the upgrade carry it too, and the database refuses a link
 // whose project is not its environment's. Then 00031 (the rows ingestion writes per event keep no
 // key to their environment): events stored before and after it read on from the same cursor.
+// Through db/migrate.ts, as an instance's start migrates: it also tells the service whether the
+// database is a Citus cluster, which the feed's statements depend on.
 import assert from "node:assert/strict";
 import postgres from "postgres";
 import { hashSecret } from "../infra/secrets.ts";
-import { createTestDatabase, migrateUpTo } from "./helpers/database.ts";
+import { connect } from "../db/connect.ts";
+import { migrate } from "../db/migrate.ts";
+import { createTestDatabase } from "./helpers/database.ts";
 import { callOnHost } from "./helpers/host.ts";
 import { adminHeaders, call, createFeedToken, createProject, serveApp } from "./helpers/server.ts";
 import { generateLink, ingest } from "./helpers/sdk.ts";
@@ -15,7 +19,7 @@ Deno.test("migration 00030 gives every link its project; the host, new links and
   const db = await createTestDatabase({ migrate: false });
   let close = () => Promise.resolve();
   try {
-    await migrateUpTo(db.url, 29);
+    await migrate(db.url, { upTo: 29 });
     const old = postgres(db.url, { max: 1, onnotice: () => {} });
     // Two projects as 00029 stored them: one served on its own link domain, one on the default
     // host; links in both environments of each.
@@ -44,7 +48,7 @@ Deno.test("migration 00030 gives every link its project; the host, new links and
     }
     await old.end();
 
-    await migrateUpTo(db.url, 30);
+    await migrate(db.url, { upTo: 30 });
     const sql = db.pool();
     const rows = await sql<{ path: string; project_id: number; expected: number }[]>`
       select l.path, l.project_id, e.project_id as expected
@@ -99,25 +103,36 @@ Deno.test("migration 00030 gives every link its project; the host, new links and
 
 Deno.test("migration 00031 drops the per-event rows' keys to environments; the feed reads on from an old cursor", async () => {
   const db = await createTestDatabase({ migrate: false });
-  let close = () => Promise.resolve();
+  // An instance of its own on each side of the upgrade, each with its own connection, ended
+  // before the next migrates (the embedded database serves one connection at a time).
+  let instance: { srv: ReturnType<typeof serveApp>; sql: ReturnType<typeof connect> } | null = null;
+  const start = () => {
+    const sql = connect(db.url, 1);
+    instance = { srv: serveApp(db, { sql }), sql };
+    return instance.srv.url;
+  };
+  const stop = async () => {
+    if (!instance) return;
+    await instance.srv.close();
+    await instance.sql.end({ timeout: 5 });
+    instance = null;
+  };
   try {
-    await migrateUpTo(db.url, 30);
-    const sql = db.pool();
-    const srv = serveApp(db, { sql });
-    close = () => srv.close();
-    const p = await createProject(srv.url, { name: "Keys" });
-    const token = await createFeedToken(srv.url, p.productionId);
-    const path = await generateLink(srv.url, p.key, "production", { title: "L" });
+    await migrate(db.url, { upTo: 30 });
+    let base = start();
+    const p = await createProject(base, { name: "Keys" });
+    const token = await createFeedToken(base, p.productionId);
+    const path = await generateLink(base, p.key, "production", { title: "L" });
     const event = (id: string, type = "open") => ({
       id,
       type,
       occurred_at: new Date().toISOString(),
       link_path: path,
     });
-    await ingest(srv.url, p.key, "production", [event("before-1"), event("before-2")]);
+    await ingest(base, p.key, "production", [event("before-1"), event("before-2")]);
     const feed = (after?: string) =>
       call<{ events: { id: string; type: string }[]; next_after: string }>(
-        srv.url,
+        base,
         "GET",
         `/api/v1/projects/${p.productionId}/event_stream${after ? `?after=${after}` : ""}`,
         { headers: { Authorization: `Bearer ${token.value}` } },
@@ -125,8 +140,11 @@ Deno.test("migration 00031 drops the per-event rows' keys to environments; the f
     const first = await feed();
     assert.equal(first.status, 200, first.text);
     assert.equal(first.body.events.length, 2);
+    await stop();
 
-    await migrateUpTo(db.url, 31);
+    await migrate(db.url, { upTo: 31 });
+    base = start();
+    const sql = instance!.sql;
     const keys = await sql<{ rel: string; target: string }[]>`
       select c.conrelid::regclass::text as rel, c.confrelid::regclass::text as target
       from pg_constraint c
@@ -141,7 +159,7 @@ Deno.test("migration 00031 drops the per-event rows' keys to environments; the f
     ]);
 
     // Ingestion stores as before, its ids still kept once; the feed goes on from the old cursor.
-    const again = await ingest(srv.url, p.key, "production", [
+    const again = await ingest(base, p.key, "production", [
       event("before-1"),
       event("after-1", "install"),
     ]);
@@ -153,7 +171,7 @@ Deno.test("migration 00031 drops the per-event rows' keys to environments; the f
       select count(*)::int as n from analytics_events where environment_id = ${p.productionId}`;
     assert.equal(stored!.n, 3);
   } finally {
-    await close();
+    await stop();
     await db.close();
   }
 });
