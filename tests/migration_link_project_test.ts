@@ -2,7 +2,8 @@
 // every link gets its environment's project, the link host serves each project's links on its
 // own host as before, links made after the upgrade carry it too, and the database refuses a link
 // whose project is not its environment's. Then 00031 (the rows ingestion writes per event keep no
-// key to their environment): events stored before and after it read on from the same cursor.
+// key to their environment, nor the history to its link): events stored before and after it read
+// on from the same cursor, and a link's deletion leaves its history's rows as they were.
 // Through db/migrate.ts, as an instance's start migrates: it also tells the service whether the
 // database is a Citus cluster, which the feed's statements depend on.
 import assert from "node:assert/strict";
@@ -101,7 +102,7 @@ Deno.test("migration 00030 gives every link its project; the host, new links and
   }
 });
 
-Deno.test("migration 00031 drops the per-event rows' keys to environments; the feed reads on from an old cursor", async () => {
+Deno.test("migration 00031 drops the per-event rows' keys; the feed reads on from an old cursor, a deleted link's history stays", async () => {
   const db = await createTestDatabase({ migrate: false });
   // An instance of its own on each side of the upgrade, each with its own connection, ended
   // before the next migrates (the embedded database serves one connection at a time).
@@ -152,11 +153,8 @@ Deno.test("migration 00031 drops the per-event rows' keys to environments; the f
         and c.conrelid in ('feed_events'::regclass, 'analytics_events'::regclass,
           'analytics_event_keys'::regclass, 'purchase_versions'::regclass)
       order by 1, 2`;
-    // Only the keys to links are left.
-    assert.deepEqual(keys.map((k) => `${k.rel} -> ${k.target}`), [
-      "analytics_events -> links",
-      "purchase_versions -> links",
-    ]);
+    // Only the purchases' key to links is left.
+    assert.deepEqual(keys.map((k) => `${k.rel} -> ${k.target}`), ["purchase_versions -> links"]);
 
     // Ingestion stores as before, its ids still kept once; the feed goes on from the old cursor.
     const again = await ingest(base, p.key, "production", [
@@ -170,6 +168,21 @@ Deno.test("migration 00031 drops the per-event rows' keys to environments; the f
     const [stored] = await sql<{ n: number }[]>`
       select count(*)::int as n from analytics_events where environment_id = ${p.productionId}`;
     assert.equal(stored!.n, 3);
+
+    // The link's deletion leaves its history's rows as recorded, its id included.
+    const [link] = await sql<{ id: number }[]>`select id from links where path = ${path}`;
+    const deleted = await call(base, "DELETE", `/api/v1/projects/${p.productionId}/links/${path}`, {
+      headers: adminHeaders,
+    });
+    assert.equal(deleted.status, 204, deleted.text);
+    const kept = await sql<{ link_id: number | null; path: string }[]>`
+      select link_id, body::jsonb #>> '{link,path}' as path from analytics_events
+      where environment_id = ${p.productionId} order by id`;
+    assert.deepEqual(kept.map((r) => [r.link_id, r.path]), [
+      [link!.id, path],
+      [link!.id, path],
+      [link!.id, path],
+    ]);
   } finally {
     await stop();
     await db.close();

@@ -123,11 +123,10 @@ export async function recordEvents(
   try {
     return await recordOnce(sql, ctx, events, known);
   } catch (err) {
-    // A link deleted between its reading and the write fails the batch's foreign keys: the link
-    // host's views wait in a queue after their link was read, and a batch's links are read
-    // without a lock. The batch was rolled back; once more, the links read again and the
-    // caller's known ones that are gone left out, rather than a 500 or a batch of views retried
-    // and dropped for one deleted link.
+    // A link deleted between its reading and the write fails the batch's foreign key from the
+    // purchases' versions (the history keeps no key to links since migration 00031): a batch's
+    // links are read without a lock. The batch was rolled back; once more, the links read again
+    // and the caller's known ones that are gone left out, rather than a 500.
     if (!isForeignKeyViolation(err)) throw err;
     const ids = known.flatMap((l) => ctx.deletedLinks?.has(l.id) ? [] : [l.id]);
     const present = await sql<{ id: number }[]>`select id from links where id = any(${ids}::int[])`;

@@ -42,7 +42,8 @@ const MAX_ATTEMPTS = 30;
  * transaction's time. A failed write is retried (MAX_ATTEMPTS times, a second apart, then the
  * batch is dropped and logged) under the batch key of its first attempt, so a write that did
  * commit before its connection dropped is never counted twice. A view whose link was deleted
- * before it was written is stored without it (recordEvents). `flush()` (shutdown, tests)
+ * before it was written is stored as it was recorded and counted nowhere (its link's counters
+ * went with the link). `flush()` (shutdown, tests)
  * waits for the queue. A process killed mid-way loses the views it had not yet written (at
  * most a transaction's worth when busy, as docs/link-host.md says) and never counts one twice.
  */

@@ -127,10 +127,10 @@ export function countersInStatement(db: Db, environmentId: number, deltas: Map<n
   const ids = sortedIds(deltas);
   return db`
     links_shared as (
-      -- The links before their counters, the order every other writer takes them in (its events'
-      -- foreign keys, then applyDeltas) and a link's deletion too (the link, then its cascade to
-      -- the counters): taken the other way round, a deletion while views were written
-      -- deadlocked with them (seen: the DELETE answered 503).
+      -- The links before their counters, the order a link's deletion takes them in (the link,
+      -- then its cascade to the counters) and a batch with purchases too (their versions'
+      -- foreign key, then applyDeltas): taken the other way round, a deletion while views were
+      -- written deadlocked with them (seen: the DELETE answered 503).
       select id from links where id = any(${ids}::int[]) order by id for key share
     ), counters_locked as (
       select link_id from link_counters
