@@ -4,8 +4,6 @@
 // whose project is not its environment's. Then 00031 (the rows ingestion writes per event keep no
 // key to their environment, nor the history to its link): events stored before and after it read
 // on from the same cursor, and a link's deletion leaves its history's rows as they were.
-// Through db/migrate.ts, as an instance's start migrates: it also tells the service whether the
-// database is a Citus cluster, which the feed's statements depend on.
 import assert from "node:assert/strict";
 import postgres from "postgres";
 import { hashSecret } from "../infra/secrets.ts";

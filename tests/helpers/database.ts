@@ -1,8 +1,5 @@
 // A fresh database per test file: a new database on the PostgreSQL of DATABASE_URL when it is
 // set (CI), else a throwaway embedded PGlite in memory.
-import { fileURLToPath } from "node:url";
-import postgres from "postgres";
-import shift from "postgres-shift";
 import { connect, type Sql } from "../../db/connect.ts";
 import { createDatabase, dropDatabase } from "../../db/databases.ts";
 import { startEmbeddedPostgres } from "../../db/embedded.ts";
@@ -85,21 +82,10 @@ export function countingSql(sql: Sql): { sql: Sql; queries: string[] } {
 
 /**
  * Applies the migrations up to and including number `last`: a database as the previous version
- * left it, to test (or time) the next migration on it. Then migrate() applies the rest.
+ * left it, to test (or time) the next migration on it. Then migrate() applies the rest. Through
+ * db/migrate.ts, as an instance's start migrates: it also tells the service whether the database
+ * is a Citus cluster, which an app served on it afterwards depends on.
  */
 export async function migrateUpTo(url: string, last: number): Promise<void> {
-  const all = fileURLToPath(new URL("../../db/migrations", import.meta.url));
-  const dir = await Deno.makeTempDir();
-  for (const entry of Deno.readDirSync(all)) {
-    if (Number(entry.name.slice(0, 5)) <= last) {
-      await Deno.symlink(`${all}/${entry.name}`, `${dir}/${entry.name}`);
-    }
-  }
-  const sql = postgres(url, { max: 1, onnotice: () => {} });
-  try {
-    await shift({ sql, path: dir });
-  } finally {
-    await sql.end();
-    await Deno.remove(dir, { recursive: true });
-  }
+  await migrate(url, { upTo: last });
 }
