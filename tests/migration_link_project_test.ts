@@ -9,7 +9,8 @@ import postgres from "postgres";
 import { hashSecret } from "../infra/secrets.ts";
 import { connect } from "../db/connect.ts";
 import { migrate } from "../db/migrate.ts";
-import { createTestDatabase } from "./helpers/database.ts";
+import { createTestDatabase, type TestDatabase } from "./helpers/database.ts";
+import { readOk } from "./helpers/feed.ts";
 import { callOnHost } from "./helpers/host.ts";
 import { adminHeaders, call, createFeedToken, createProject, serveApp } from "./helpers/server.ts";
 import { generateLink, ingest } from "./helpers/sdk.ts";
@@ -100,25 +101,39 @@ Deno.test("migration 00030 gives every link its project; the host, new links and
   }
 });
 
+/**
+ * One instance of the service at a time over `db`, each on a pool of its own that is ended
+ * before the next starts: an upgrade between two instances (and the embedded database serves one
+ * connection at a time).
+ */
+function oneInstanceAtATime(db: TestDatabase, connections: number) {
+  let current: { srv: ReturnType<typeof serveApp>; sql: ReturnType<typeof connect> } | null = null;
+  return {
+    /** Starts an instance; its base URL. */
+    start(): string {
+      const sql = connect(db.url, connections);
+      current = { srv: serveApp(db, { sql }), sql };
+      return current.srv.url;
+    },
+    /** The running instance's pool. */
+    get sql(): ReturnType<typeof connect> {
+      return current!.sql;
+    },
+    async stop(): Promise<void> {
+      if (!current) return;
+      await current.srv.close();
+      await current.sql.end({ timeout: 5 });
+      current = null;
+    },
+  };
+}
+
 Deno.test("migration 00031 drops the per-event rows' keys; the feed reads on from an old cursor, a deleted link's history stays", async () => {
   const db = await createTestDatabase({ migrate: false });
-  // An instance of its own on each side of the upgrade, each with its own connection, ended
-  // before the next migrates (the embedded database serves one connection at a time).
-  let instance: { srv: ReturnType<typeof serveApp>; sql: ReturnType<typeof connect> } | null = null;
-  const start = () => {
-    const sql = connect(db.url, 1);
-    instance = { srv: serveApp(db, { sql }), sql };
-    return instance.srv.url;
-  };
-  const stop = async () => {
-    if (!instance) return;
-    await instance.srv.close();
-    await instance.sql.end({ timeout: 5 });
-    instance = null;
-  };
+  const instance = oneInstanceAtATime(db, 1);
   try {
     await migrate(db.url, { upTo: 30 });
-    let base = start();
+    let base = instance.start();
     const p = await createProject(base, { name: "Keys" });
     const token = await createFeedToken(base, p.productionId);
     const path = await generateLink(base, p.key, "production", { title: "L" });
@@ -129,21 +144,13 @@ Deno.test("migration 00031 drops the per-event rows' keys; the feed reads on fro
       link_path: path,
     });
     await ingest(base, p.key, "production", [event("before-1"), event("before-2")]);
-    const feed = (after?: string) =>
-      call<{ events: { id: string; type: string }[]; next_after: string }>(
-        base,
-        "GET",
-        `/api/v1/projects/${p.productionId}/event_stream${after ? `?after=${after}` : ""}`,
-        { headers: { Authorization: `Bearer ${token.value}` } },
-      );
-    const first = await feed();
-    assert.equal(first.status, 200, first.text);
-    assert.equal(first.body.events.length, 2);
-    await stop();
+    const first = await readOk(base, p.productionId, token.value);
+    assert.equal(first.events.length, 2);
+    await instance.stop();
 
     await migrate(db.url, { upTo: 31 });
-    base = start();
-    const sql = instance!.sql;
+    base = instance.start();
+    const sql = instance.sql;
     const keys = await sql<{ rel: string; target: string }[]>`
       select c.conrelid::regclass::text as rel, c.confrelid::regclass::text as target
       from pg_constraint c
@@ -160,9 +167,8 @@ Deno.test("migration 00031 drops the per-event rows' keys; the feed reads on fro
       event("after-1", "install"),
     ]);
     assert.deepEqual(again, { accepted: 1, duplicates: 1 });
-    const next = await feed(first.body.next_after);
-    assert.equal(next.status, 200, next.text);
-    assert.deepEqual(next.body.events.map((e) => e.type), ["install"]);
+    const next = await readOk(base, p.productionId, token.value, { after: first.next_after });
+    assert.deepEqual(next.events.map((e) => e.type), ["install"]);
     const [stored] = await sql<{ n: number }[]>`
       select count(*)::int as n from analytics_events where environment_id = ${p.productionId}`;
     assert.equal(stored!.n, 3);
@@ -182,7 +188,7 @@ Deno.test("migration 00031 drops the per-event rows' keys; the feed reads on fro
       [link!.id, path],
     ]);
   } finally {
-    await stop();
+    await instance.stop();
     await db.close();
   }
 });
@@ -194,30 +200,18 @@ Deno.test({
   ignore: !Deno.env.get("DATABASE_URL"),
   fn: async () => {
     const db = await createTestDatabase({ migrate: false });
-    let instance: { srv: ReturnType<typeof serveApp>; sql: ReturnType<typeof connect> } | null =
-      null;
-    const start = () => {
-      const sql = connect(db.url, 2);
-      instance = { srv: serveApp(db, { sql }), sql };
-      return instance.srv.url;
-    };
-    const stop = async () => {
-      if (!instance) return;
-      await instance.srv.close();
-      await instance.sql.end({ timeout: 5 });
-      instance = null;
-    };
+    const instance = oneInstanceAtATime(db, 2);
     const N = 1_000_000;
     try {
       await migrate(db.url, { upTo: 29 });
-      let base = start();
+      let base = instance.start();
       const p = await createProject(base, { name: "Million" });
       const token = await createFeedToken(base, p.productionId);
       // One event through the API (no link: this version's link lookup names project_id), whose
       // stored envelope is the template of a million more, stored as capture stores them: each in
       // the history and in the feed, in one transaction (one xid, seq in their order).
       await ingest(base, p.key, "production", [{ type: "open", occurred_at: new Date() }]);
-      await instance!.sql.begin(async (tx) => {
+      await instance.sql.begin(async (tx) => {
         await tx`
           with t as (
             select event_id, body from analytics_events where environment_id = ${p.productionId}
@@ -232,36 +226,28 @@ Deno.test({
           insert into feed_events (environment_id, type, received_at, body)
           select ${p.productionId}, 'open', now(), body from h order by event_id`;
       });
-      const feed = (after?: string) =>
-        call<{ events: { id: string }[]; next_after: string }>(
-          base,
-          "GET",
-          `/api/v1/projects/${p.productionId}/event_stream?limit=1000${
-            after ? `&after=${after}` : ""
-          }`,
-          { headers: { Authorization: `Bearer ${token.value}` } },
-        );
-      const first = await feed();
-      assert.equal(first.status, 200, first.text);
-      assert.equal(first.body.events.length, 1000);
+      const first = await readOk(base, p.productionId, token.value, { limit: 1000 });
+      assert.equal(first.events.length, 1000);
       // The API's event first, then the million in order.
-      assert.equal(first.body.events.at(-1)!.id, "evt_m00000999");
-      await stop();
+      assert.equal(first.events.at(-1)!.id, "evt_m00000999");
+      await instance.stop();
 
       await migrate(db.url, { upTo: 31 });
-      base = start();
-      const next = await feed(first.body.next_after);
-      assert.equal(next.status, 200, next.text);
+      base = instance.start();
+      const next = await readOk(base, p.productionId, token.value, {
+        after: first.next_after,
+        limit: 1000,
+      });
       assert.deepEqual(
-        [next.body.events[0]!.id, next.body.events.at(-1)!.id, next.body.events.length],
+        [next.events[0]!.id, next.events.at(-1)!.id, next.events.length],
         ["evt_m00001000", "evt_m00001999", 1000],
       );
-      const [counts] = await instance!.sql<{ history: number; feed: number }[]>`
+      const [counts] = await instance.sql<{ history: number; feed: number }[]>`
         select (select count(*)::int from analytics_events) as history,
           (select count(*)::int from feed_events) as feed`;
       assert.deepEqual({ ...counts }, { history: N + 1, feed: N + 1 });
     } finally {
-      await stop();
+      await instance.stop();
       await db.close();
     }
   },
