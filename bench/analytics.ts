@@ -26,6 +26,7 @@ import {
 } from "../services/analytics/rollups.ts";
 import { ensurePartitions } from "../services/maintenance/partitions.ts";
 import type { FunnelAnswer, FunnelFigures } from "../services/analytics/funnel.ts";
+import { bucketSql } from "../services/attribution/install_days.ts";
 import { createProject } from "../services/projects/projects.ts";
 import { ADMIN_TOKEN, type BenchDatabase, fmt, median, serveService } from "./lib.ts";
 import { judge, notFinite, report, type Row } from "./rows.ts";
@@ -249,9 +250,17 @@ export async function seed(sql: Sql, n: number): Promise<Seeded> {
   // project's reporting currency: converted is the amount).
   t = performance.now();
   await sql.unsafe(
-    `insert into attributed_installs (environment_id, occurred_at, link_id, seconds)
-    select $1, at, link_id, click_secs from bench_events
+    `insert into attributed_installs (environment_id, occurred_at, link_id, seconds, bucket)
+    select $1, at, link_id, click_secs, ${bucketSql("click_secs")} from bench_events
     where type = 'install' and link_id is not null`,
+    [envId],
+  );
+  // Folded into their days, as the background job leaves them.
+  await sql.unsafe(
+    `insert into attributed_install_days (environment_id, day, bucket, installs)
+    select environment_id, date_trunc('day', occurred_at, 'UTC'), coalesce(bucket, -1), count(*)
+    from attributed_installs where environment_id = $1
+    group by 1, 2, 3`,
     [envId],
   );
   await sql.unsafe(

@@ -276,6 +276,77 @@ Deno.test("concurrent batches of one new user attribute all of its events to one
   }
 });
 
+Deno.test("a user whose click ids turn out not to settle its events is attributed by its touches", async () => {
+  // Users whose every event carries a click id of at most the longest window are not locked or
+  // probed: their clicks decide. When the project's window is shorter, or the click's link is
+  // gone, the batch is stored again with their touches read, and nothing is stored twice.
+  const s = await setUp(3);
+  await settings(s, { attribution_window_days: 7 });
+  await ingest(srv.url, s.key, "production", [
+    {
+      id: "t-u",
+      type: "install",
+      occurred_at: NOW,
+      user: { id: "u" },
+      link_path: s.links[1]!.path,
+    },
+    {
+      id: "t-v",
+      type: "install",
+      occurred_at: NOW,
+      user: { id: "v" },
+      link_path: s.links[1]!.path,
+    },
+  ]);
+  const deleted = await call(
+    srv.url,
+    "DELETE",
+    `/api/v1/projects/${s.env}/links/${s.links[2]!.path}`,
+    { headers: adminHeaders },
+  );
+  assert.equal(deleted.status, 204, deleted.text);
+  const later = at(DAY);
+  const res = await ingest(srv.url, s.key, "production", [
+    // A click 10 days old: within the longest window, outside this project's 7 days.
+    {
+      id: "old",
+      type: "open",
+      occurred_at: later.toISOString(),
+      user: { id: "u" },
+      attribution: { click_id: click(s, 0, at(-9 * DAY)) },
+    },
+    // A click on the deleted link.
+    {
+      id: "gone",
+      type: "open",
+      occurred_at: later.toISOString(),
+      user: { id: "v" },
+      attribution: { click_id: click(s, 2, at(-DAY)) },
+    },
+    // A click that settles its new user.
+    {
+      id: "fresh",
+      type: "install",
+      occurred_at: later.toISOString(),
+      user: { id: "w" },
+      attribution: { click_id: click(s, 0, at(0)) },
+    },
+  ]);
+  assert.equal(res.accepted, 3);
+  const stored = await envelopes(s.env);
+  assert.equal(stored.size, 5);
+  for (const k of ["old", "gone"]) {
+    const e = stored.get(k);
+    assert.equal(e.attribution.method, "user", k);
+    assert.equal(e.link.path, s.links[1]!.path, k);
+  }
+  assert.equal(stored.get("fresh").attribution.method, "click_id");
+  assert.equal(stored.get("fresh").link.path, s.links[0]!.path);
+  const [touches] = await srv.sql<{ n: number }[]>`
+    select count(*)::int as n from attribution_touches where environment_id = ${s.env}`;
+  assert.equal(touches!.n, 3);
+});
+
 // ---------------------------------------------------------------------------------------------
 // The randomized stream: every attributed figure equals a count over the stored history.
 

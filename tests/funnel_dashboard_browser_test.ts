@@ -14,6 +14,7 @@ import {
   createProject,
   startTestServer,
 } from "./helpers/server.ts";
+import { insertInstall } from "./helpers/installs.ts";
 
 const NOW = "2026-06-15T12:00:00.000Z";
 const IPHONE = "Mozilla/5.0 (iPhone; CPU iPhone OS 17_0 like Mac OS X) AppleWebKit/605.1.15";
@@ -63,9 +64,13 @@ test({
         }
         for (let i = 0; i < installs; i++) {
           const at = new Date(Date.parse(NOW) - (i % 9) * 86_400_000 - 1_800_000);
-          await srv.sql`insert into attributed_installs (environment_id, occurred_at, link_id,
-              seconds)
-            values (${envId}, ${at}, ${ids.get(path)!}, ${i % 3 === 0 ? null : 60 * (i + 1)})`;
+          await insertInstall(
+            srv.sql,
+            envId,
+            at,
+            ids.get(path)!,
+            i % 3 === 0 ? null : 60 * (i + 1),
+          );
         }
         for (const [i, amount] of purchases.entries()) {
           const hour = new Date(Date.parse("2026-06-14T09:00:00Z") - i * 86_400_000);

@@ -8,6 +8,7 @@ import { createLink } from "../services/links/links.ts";
 import { createTestDatabase } from "./helpers/database.ts";
 import { gql, type Json } from "./helpers/graphql.ts";
 import { adminHeaders, call, createProject, serveApp } from "./helpers/server.ts";
+import { insertInstall } from "./helpers/installs.ts";
 
 const db = await createTestDatabase();
 const statements: string[] = [];
@@ -37,8 +38,7 @@ const dayAgo = new Date(now.getTime() - 24 * 3_600_000);
 const hour = new Date(Math.floor(dayAgo.getTime() / 3_600_000) * 3_600_000);
 for (const [i, link] of links.entries()) {
   for (let k = 0; k < i; k++) {
-    await sql`insert into attributed_installs (environment_id, occurred_at, link_id, seconds)
-      values (${env}, ${dayAgo}, ${link.id}, ${10 * i + (k % 2) * 20})`;
+    await insertInstall(sql, env, dayAgo, link.id, 10 * i + (k % 2) * 20);
   }
   if (i % 3 === 0) {
     await sql`insert into purchase_versions (environment_id, transaction_id, name, version,

@@ -16,6 +16,7 @@ import {
   startTestServer,
 } from "./helpers/server.ts";
 import { ClickIds } from "../services/attribution/click_ids.ts";
+import { insertInstall } from "./helpers/installs.ts";
 
 const clock = new ManualClock("2026-11-10T12:00:00Z");
 const srv = await startTestServer({ clock });
@@ -49,8 +50,7 @@ async function view(path: string, at: string, n = 1) {
 
 /** An attributed install as ingestion records it (seconds: from its click; null without one). */
 async function install(path: string, at: string, seconds: number | null) {
-  await srv.sql`insert into attributed_installs (environment_id, occurred_at, link_id, seconds)
-    values (${env}, ${at}, ${ids.get(path)!}, ${seconds})`;
+  await insertInstall(srv.sql, env, at, ids.get(path)!, seconds);
 }
 
 let tx = 0;
@@ -197,8 +197,7 @@ Deno.test("funnel: ties on revenue, purchases and installs go by views, then by 
     select id, path from links where environment_id = ${p.productionId} order by id`;
   const idOf = (path: string) => linkIds.find((l) => l.path === path)!.id;
   for (const path of tied) {
-    await srv.sql`insert into attributed_installs (environment_id, occurred_at, link_id, seconds)
-      values (${p.productionId}, '2026-11-02T10:00:00Z', ${idOf(path)}, 5)`;
+    await insertInstall(srv.sql, p.productionId, "2026-11-02T10:00:00Z", idOf(path), 5);
   }
   // z has a view, so it leads; x and y tie on everything and go by id.
   await view(z, "2026-11-02T09:00:00Z");
@@ -228,8 +227,7 @@ Deno.test("funnel: ties on revenue, purchases and installs go by views, then by 
         '2026-11-02T11:00:00Z', 'USD', 300, ${`buyer${i}`})`;
   }
   for (const path of [v, v, w]) {
-    await srv.sql`insert into attributed_installs (environment_id, occurred_at, link_id, seconds)
-      values (${p.productionId}, '2026-11-02T10:30:00Z', ${ids2.get(path)!}, null)`;
+    await insertInstall(srv.sql, p.productionId, "2026-11-02T10:30:00Z", ids2.get(path)!, null);
   }
   const keys = async (limit: number) =>
     (await funnel(

@@ -148,7 +148,8 @@ Deno.test("migration 00031 drops the per-event rows' keys; the feed reads on fro
     assert.equal(first.events.length, 2);
     await instance.stop();
 
-    await migrate(db.url, { upTo: 31 });
+    // To the latest (00031, and what follows it, which this tree's ingestion writes to).
+    await migrate(db.url);
     base = instance.start();
     const sql = instance.sql;
     const keys = await sql<{ rel: string; target: string }[]>`

@@ -21,6 +21,7 @@
 // Users are told apart byte by byte (collate "C": the same distinct values as the default
 // collation's equality, without its slower comparisons).
 import type { Db, Sql } from "../../db/connect.ts";
+import { environmentInstalls } from "../attribution/install_days.ts";
 import { ApiError } from "../errors.ts";
 import { parseAnalyticsParams } from "./params.ts";
 import { type AnalyticsQuery, environmentViews, queryRange } from "./query.ts";
@@ -259,9 +260,10 @@ async function reportingCurrency(tx: Db, environmentId: number): Promise<string>
 
 /**
  * Installs, their median seconds and the purchases of the range, the environment's or one
- * link's (a path that names no link counts nothing, as analytics' link= does). One scan of each
- * table's rows of the range: count and median together (the median skips installs without a
- * click, whose seconds are null).
+ * link's (a path that names no link counts nothing, as analytics' link= does). The environment's
+ * installs come from their days (services/attribution/install_days.ts); a link's from its rows,
+ * through the installs' index by link, count and median in one scan (the median skips installs
+ * without a click, whose seconds are null).
  */
 async function totalsOf(
   tx: Db,
@@ -273,22 +275,23 @@ async function totalsOf(
   const ofLink = (column: string) =>
     link === null ? tx`` : tx`and ${tx(column)} = (
         select id from links where environment_id = ${environmentId} and path = ${link})`;
-  const [row] = await tx<Omit<FunnelRow, "views">[]>`
-    select i.installs, i.median, p.purchases, p.revenue, p.purchasers
-    from (
+  const [installed, [bought]] = await Promise.all([
+    link === null ? environmentInstalls(tx, environmentId, from, to) : tx<
+      { installs: string; median: number | null }[]
+    >`
       select count(*) as installs,
         percentile_cont(0.5) within group (order by seconds) as median
       from attributed_installs
       where environment_id = ${environmentId} and occurred_at >= ${from}
-        and occurred_at < ${to} ${ofLink("link_id")}
-    ) i, (
+        and occurred_at < ${to} ${ofLink("link_id")}`.then(([row]) => row!),
+    tx<Pick<FunnelRow, "purchases" | "revenue" | "purchasers">[]>`
       select count(*) as purchases, coalesce(sum(converted), 0) as revenue,
         count(distinct user_id collate "C") as purchasers
       from purchase_versions
       where environment_id = ${environmentId} and version > 0 and link_id is not null
-        and converted is not null and hour >= ${from} and hour < ${to} ${ofLink("link_id")}
-    ) p`;
-  return row!;
+        and converted is not null and hour >= ${from} and hour < ${to} ${ofLink("link_id")}`,
+  ]);
+  return { installs: installed.installs, median: installed.median, ...bought! };
 }
 
 /** One link's views of the range, from its rollup rows (the rollups' index by link). */
@@ -334,14 +337,17 @@ function topLinks(tx: Db, q: FunnelQuery, from: Date, to: Date): Promise<LinkRow
   const installs = tx`environment_id = ${env} and occurred_at >= ${from} and occurred_at < ${to}
     ${ofLink("link_id")}`;
   return tx<LinkRow[]>`
-    with bought as (
+    with bought_any as (
       select p.link_id, count(*) as purchases, sum(p.converted) as revenue
       from purchase_versions p
       where p.environment_id = ${env} and p.version > 0 and p.link_id is not null
         and p.converted is not null and p.hour >= ${from} and p.hour < ${to}
         ${ofLink("p.link_id")}
-        and exists (select from links l where l.id = p.link_id and l.environment_id = ${env})
       group by p.link_id
+    ), bought as (
+      -- The links that still exist: looked up once a link, not once a purchase.
+      select b.* from bought_any b
+      where exists (select from links l where l.id = b.link_id and l.environment_id = ${env})
     ), bought_cut as (
       select revenue, purchases from bought
       order by revenue desc, purchases desc

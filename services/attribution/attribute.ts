@@ -21,6 +21,7 @@ import { jsonColumn } from "../../db/params.ts";
 import type { NewEvent } from "../events/event.ts";
 import type { Click, ClickIds } from "./click_ids.ts";
 import { MAX_CLICK_ID_LENGTH } from "./click_ids.ts";
+import { MAX_WINDOW_DAYS } from "./purge.ts";
 
 /** A link as ingestion resolves it (the envelope's `link`). */
 export interface LinkRef {
@@ -117,6 +118,8 @@ export async function attributeBatch(
    * stored in the order of their ids (within an instance), which breaks ties of occurred_at.
    */
   newIds: () => string[],
+  /** Lock and probe every user of the batch (see UnreadTouches). */
+  probeAll = false,
 ): Promise<{ decisions: (Decision | undefined)[]; touches: NewTouch[]; eventIds: string[] }> {
   const events = batch.map((event) => ({ event }));
   // A click id repeated in the batch (a device's install and opens) is checked once.
@@ -133,6 +136,9 @@ export async function attributeBatch(
     return click;
   });
   const users = events.map(({ event }) => event.type === "view" ? null : attributedUserId(event));
+  // A user all of whose events a click id settles (an install through a link, typically) has
+  // no stored touch to read, so neither its lock nor its probe is taken (see Presumed).
+  const settled = probeAll ? new Set<string>() : settledByClicks(batch, clicks, users);
   const links = new Map(known.map((l) => [l.path, l]));
   const paths = [
     ...new Set(
@@ -146,7 +152,7 @@ export async function attributeBatch(
   // (see storedTouch).
   const earliest = new Map<string, number>();
   users.forEach((u, i) => {
-    if (u === null) return;
+    if (u === null || settled.has(u)) return;
     const t = events[i]!.event.occurred_at.getTime();
     const seen = earliest.get(u);
     if (seen === undefined || t < seen) earliest.set(u, t);
@@ -248,6 +254,8 @@ export async function attributeBatch(
     } else if (event.link_path != null && links.has(event.link_path)) {
       decision = { method: "link_path", link: links.get(event.link_path)! };
     } else if (user !== null) {
+      // Presumed settled by its clicks, and not: its touches were not read.
+      if (settled.has(user)) throw new UnreadTouches();
       const since = occurred - windowMs;
       const fromStore = storedTouch(i, user);
       const candidates = [
@@ -269,6 +277,45 @@ export async function attributeBatch(
     return decision;
   });
   return { decisions, touches, eventIds };
+}
+
+/**
+ * Thrown by attributeBatch when a user presumed settled by its click ids (settledByClicks) has an
+ * event they do not settle after all (a click older than the project's window, or whose link is
+ * gone): that user's touches were neither locked nor read, so the batch's transaction is rolled
+ * back and run again with every user locked and probed. Nothing was written before it.
+ */
+export class UnreadTouches extends Error {
+  constructor() {
+    super("a user presumed settled by its click ids needs its touches");
+  }
+}
+
+/**
+ * The users of the batch every event of whom carries a click id of this environment no older
+ * than the longest window: those events are attributed by their clicks, whatever the user's
+ * touches, so the user needs no lock and no probe (its touches are only written, which a
+ * concurrent batch reading them sees whole or not at all, as it would in either serial order).
+ * The project's window and the click's link are known only once the batch's reads answer;
+ * attributeBatch checks the presumption then (UnreadTouches).
+ */
+function settledByClicks(
+  batch: readonly NewEvent[],
+  clicks: readonly (Click | null)[],
+  users: readonly (string | null)[],
+): Set<string> {
+  const settled = new Set<string>();
+  const unsettled = new Set<string>();
+  users.forEach((user, i) => {
+    if (user === null) return;
+    const click = clicks[i];
+    const fresh = click &&
+      batch[i]!.occurred_at.getTime() - click.clickedAt.getTime() <= MAX_WINDOW_DAYS * DAY_MS;
+    if (fresh) settled.add(user);
+    else unsettled.add(user);
+  });
+  for (const user of unsettled) settled.delete(user);
+  return settled;
 }
 
 /**

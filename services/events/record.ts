@@ -37,8 +37,10 @@ import {
   type LinkRef,
   needsAttribution,
   type NewTouch,
+  UnreadTouches,
 } from "../attribution/attribute.ts";
 import type { ClickIds } from "../attribution/click_ids.ts";
+import { bucketSql } from "../attribution/install_days.ts";
 
 export type EventEnvironment = Pick<Environment, "id" | "kind" | "hashid">;
 
@@ -136,11 +138,27 @@ export async function recordEvents(
   }
 }
 
+/** The batch stored once, or again with every user's touches read (attribute.ts UnreadTouches). */
 async function recordOnce(
   sql: Sql,
   ctx: RecordContext,
   events: readonly NewEvent[],
   known: readonly LinkRef[],
+): Promise<RecordResult> {
+  try {
+    return await recordInTransaction(sql, ctx, events, known, false);
+  } catch (err) {
+    if (!(err instanceof UnreadTouches)) throw err;
+    return await recordInTransaction(sql, ctx, events, known, true);
+  }
+}
+
+async function recordInTransaction(
+  sql: Sql,
+  ctx: RecordContext,
+  events: readonly NewEvent[],
+  known: readonly LinkRef[],
+  probeAll: boolean,
 ): Promise<RecordResult> {
   const receivedAt = ctx.clock.now();
   const unique = withoutRepeatedIds(events);
@@ -161,6 +179,7 @@ async function recordOnce(
         unique,
         known,
         newIds,
+        probeAll,
       ));
     } else {
       const links = together
@@ -446,15 +465,22 @@ function installsInStatement(db: Db, environmentId: number, events: readonly Sto
       : []
   );
   if (rows.length === 0) return db``;
+  // Each also queued for its day (services/attribution/install_days.ts), with its bucket.
   return db`, installed as (
-    insert into attributed_installs (environment_id, occurred_at, link_id, seconds)
-    select ${environmentId}, t.occurred_at, t.link_id, t.seconds
+    insert into attributed_installs (environment_id, occurred_at, link_id, seconds, bucket)
+    select ${environmentId}, t.occurred_at, t.link_id, t.seconds, ${db.unsafe(INSTALL_BUCKET)}
     from json_to_recordset((${JSON.stringify(rows)}::text)::json) as t(
       event_id text, occurred_at timestamptz, link_id int, seconds bigint
     )
     where t.event_id in (select event_id from inserted)
+    returning occurred_at, bucket
+  ), install_queued as (
+    insert into attributed_install_queue (environment_id, occurred_at, bucket)
+    select ${environmentId}, occurred_at, bucket from installed
   )`;
 }
+
+const INSTALL_BUCKET = bucketSql("t.seconds");
 
 function storedName(e: NewEvent): string | null {
   return (e.type === "custom" || e.type === "purchase") && e.name != null ? e.name : null;

@@ -7,6 +7,7 @@ import { ensureAllPartitions } from "./partitions.ts";
 import type { Config } from "../../config.ts";
 import { mergeRollups, utcHour } from "../analytics/rollups.ts";
 import { fetchRatesIfDue } from "../fx/fetch.ts";
+import { foldInstalls } from "../attribution/install_days.ts";
 
 export interface BackgroundJobs {
   stop(): Promise<void>;
@@ -45,8 +46,10 @@ export async function maintainPartitions(
 }
 
 /**
- * Merges the analytics rollups of the hours that have ended (services/analytics/rollups.ts):
- * queries read fewer rows, and the figures stay the same. Never throws: the next pass retries.
+ * Merges the analytics rollups of the hours that have ended (services/analytics/rollups.ts), and
+ * folds the attributed installs stored since the last pass into their days
+ * (services/attribution/install_days.ts): queries read fewer rows, and the figures stay the
+ * same. Never throws: the next pass retries.
  */
 export async function maintainRollups(
   deps: { sql: Sql; clock: Clock; logger: Logger },
@@ -57,6 +60,12 @@ export async function maintainRollups(
     if (result.rows > 0) deps.logger.debug("analytics rollups merged", { ...result });
   } catch (err) {
     deps.logger.warn("analytics rollup merge failed", describeError(err));
+  }
+  try {
+    const installs = await foldInstalls(deps.sql);
+    if (installs > 0) deps.logger.debug("attributed installs folded", { installs });
+  } catch (err) {
+    deps.logger.warn("attributed installs fold failed", describeError(err));
   }
 }
 
