@@ -17,7 +17,8 @@
 //
 // Speed: the ranking is computed from the two small tables (a row per install or purchase), and
 // views only for the links listed (and those tied with the last of them), through the rollups'
-// index by link; the environment's views come from the margins (./query.ts environmentViews).
+// index by link; the environment's views come from the margins (./query.ts environmentViews),
+// its installs and their median from the installs' days (../attribution/install_days.ts).
 // Users are told apart byte by byte (collate "C": the same distinct values as the default
 // collation's equality, without its slower comparisons).
 import type { Db, Sql } from "../../db/connect.ts";

@@ -137,7 +137,7 @@ export async function attributeBatch(
   });
   const users = events.map(({ event }) => event.type === "view" ? null : attributedUserId(event));
   // A user all of whose events a click id settles (an install through a link, typically) has
-  // no stored touch to read, so neither its lock nor its probe is taken (see Presumed).
+  // no stored touch to read, so neither its lock nor its probe is taken (see settledByClicks).
   const settled = probeAll ? new Set<string>() : settledByClicks(batch, clicks, users);
   const links = new Map(known.map((l) => [l.path, l]));
   const paths = [
