@@ -26,7 +26,7 @@ import {
 } from "../services/analytics/rollups.ts";
 import { ensurePartitions } from "../services/maintenance/partitions.ts";
 import type { FunnelAnswer, FunnelFigures } from "../services/analytics/funnel.ts";
-import { bucketSql } from "../services/attribution/install_days.ts";
+import { bucketSql, foldInstalls } from "../services/attribution/install_days.ts";
 import { createProject } from "../services/projects/projects.ts";
 import { ADMIN_TOKEN, type BenchDatabase, fmt, median, serveService } from "./lib.ts";
 import { judge, notFinite, report, type Row } from "./rows.ts";
@@ -126,8 +126,8 @@ export async function seed(sql: Sql, n: number): Promise<Seeded> {
     select min(id)::int as id from l
   `;
   await ensurePartitions(sql, "analytics_events", to, { behindDays: DAYS + 1, aheadDays: 2 });
-  // Months, for these two: every day's month has its partition.
-  for (const table of ["analytics_rollups", "analytics_margins"]) {
+  // Months, for these: every day's month has its partition.
+  for (const table of ["analytics_rollups", "analytics_margins", "analytics_link_days"]) {
     await ensurePartitions(sql, table, to, { behindDays: DAYS + 1, aheadDays: 2 });
   }
 
@@ -227,7 +227,7 @@ export async function seed(sql: Sql, n: number): Promise<Seeded> {
     );
   });
   log(`rollups written in ${fmt((performance.now() - t) / 1000)} s`);
-  // And their margins, as the merge job computes them.
+  // And their margins and links' days, as the merge job computes them.
   t = performance.now();
   await sql.begin(async (tx) => {
     await tx`set local work_mem = '256MB'`;
@@ -243,8 +243,17 @@ export async function seed(sql: Sql, n: number): Promise<Seeded> {
       ${dailyMarginsInsert("hourly")}`,
       [envId],
     );
+    // The links' days (services/analytics/link_days.ts), as the merge adds them.
+    await tx.unsafe(
+      `insert into analytics_link_days (environment_id, link_id, day, views)
+      select environment_id, link_id, date_trunc('day', hour, 'UTC'), sum(views)
+      from analytics_rollups where environment_id = $1 and merged and link_id is not null
+      group by 1, 2, 3
+      having sum(views) <> 0`,
+      [envId],
+    );
   });
-  log(`margins written in ${fmt((performance.now() - t) / 1000)} s`);
+  log(`margins and links' days written in ${fmt((performance.now() - t) / 1000)} s`);
   // What attribution writes beside them (migration 00028): every install on a link, with its
   // click's seconds, and each purchase's current version with its link and buyer, in USD (the
   // project's reporting currency: converted is the amount).
@@ -277,6 +286,7 @@ export async function seed(sql: Sql, n: number): Promise<Seeded> {
   await sql`vacuum analyze analytics_events`;
   await sql`vacuum analyze analytics_rollups`;
   await sql`vacuum analyze analytics_margins`;
+  await sql`vacuum analyze analytics_link_days`;
   await sql`vacuum analyze links`;
   await sql`vacuum analyze attributed_installs`;
   await sql`vacuum analyze purchase_versions`;
@@ -794,8 +804,10 @@ export async function analyticsBenchmarks(
     );
   }
   const ratio = median(ratios);
-  // The rollups ingestion wrote must merge like any others.
+  // The rollups ingestion wrote must merge like any others, and the installs it queued fold, as
+  // the background job's pass does (a database reused would otherwise keep every run's queue).
   const merged = await mergeRollups(sql, utcHour(new Date(Date.now() + 3_600_000)));
+  const folded = await foldInstalls(sql);
   rows.push({
     name: `analytics: ingestion with rollups against without (${INGEST_BATCH}-event batches, ` +
       `${INGEST_WRITERS} writers, median ratio of ${INGEST_PAIRS} adjacent pairs)`,
@@ -809,6 +821,7 @@ export async function analyticsBenchmarks(
         ? []
         : ["a pair stored no events"]),
       ...(merged.ran ? [] : ["the rollups of the ingested events could not be merged"]),
+      ...(folded > 0 ? [] : ["the installs ingestion queued were not folded"]),
     ]),
   });
   return rows;

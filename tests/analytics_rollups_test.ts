@@ -43,8 +43,9 @@ async function figures(projectId: number) {
 
 /**
  * The hourly margins that differ from the sums of the merged rollup rows of their hour (per
- * dimension value, all-zero sums left out), and the daily margins that differ from the sums of
- * their day's hourly margins: none, at every moment.
+ * dimension value, all-zero sums left out), the daily margins that differ from the sums of
+ * their day's hourly margins, and the links' days that differ from the views of their merged
+ * rollup rows (services/analytics/link_days.ts): none, at every moment.
  */
 async function marginsOffMergedRollups(): Promise<unknown[]> {
   const metrics = ROLLUP_METRICS.join(", ");
@@ -67,10 +68,16 @@ async function marginsOffMergedRollups(): Promise<unknown[]> {
     having ${ROLLUP_METRICS.map((m) => `sum(${m}) <> 0`).join(" or ")}`;
   const differ = (a: string, b: string) =>
     `(${a} except all ${b}) union all (${b} except all ${a})`;
+  const linkDays = `
+    select environment_id, link_id, date_trunc('day', hour, 'UTC'), sum(views)::bigint
+    from analytics_rollups where merged and link_id is not null
+    group by 1, 2, 3 having sum(views) <> 0`;
+  const storedLinkDays = `select environment_id, link_id, day, views from analytics_link_days`;
   return [
     ...await srv.sql.unsafe(
       `${differ(expected, margins(false))} union all ${differ(days, margins(true))}`,
     ),
+    ...await srv.sql.unsafe(differ(linkDays, storedLinkDays)),
   ];
 }
 
@@ -120,7 +127,7 @@ Deno.test({
   ignore: srv.db.embedded,
   async fn() {
     const project = await createProject(srv.url);
-    const paths = [];
+    const paths: string[] = [];
     for (let i = 0; i < 3; i++) {
       paths.push(await generateLink(srv.url, project.key, "production", { title: `L${i}` }));
     }
@@ -172,10 +179,15 @@ Deno.test({
     assert.ok(sent > 0);
     const { answered, expected } = await figures(project.productionId);
     assert.deepEqual(answered, expected);
-    // Every event of those batches, once: 45 batches of 50, a sixth of them installs.
-    let installs = 0;
-    for (const g of answered) if (g.key.startsWith("link ")) installs += g.totals.installs!;
-    assert.equal(installs, (45 * 50) / 6);
+    // Every event of those batches, once.
+    const batches = [0, 1000, 2000].flatMap((first) =>
+      Array.from({ length: 15 }, (_, i) => writerBatch(first + i, paths))
+    );
+    for (const type of ["install", "view"] as const) {
+      let counted = 0;
+      for (const g of answered) if (g.key.startsWith("link ")) counted += g.totals[`${type}s`]!;
+      assert.equal(counted, batches.flat().filter((e) => e.type === type).length, type);
+    }
   },
 });
 
@@ -211,39 +223,49 @@ Deno.test({
 
     // As before the upgrade: no rollups nor margins, purchase versions without their bucket.
     // Then the migrations' own text.
+    await srv.sql`drop table analytics_link_days`;
     await srv.sql`drop table analytics_margins`;
     await srv.sql`drop table analytics_rollups`;
     await srv.sql`alter table purchase_versions drop column hour, drop column country,
     drop column platform, drop column os`;
-    for (const name of ["00013_analytics_rollups", "00015_analytics_margins"]) {
+    const run = async (name: string) => {
       const migration = fileURLToPath(
         new URL(`../db/migrations/${name}/index.sql`, import.meta.url),
       );
       await srv.sql.begin((tx) => tx.file(migration));
-    }
+    };
+    await run("00013_analytics_rollups");
+    await run("00015_analytics_margins");
     // The later migrations' columns of the re-created tables (00023's rule and variant), then
     // 00027's own text: it moves each current purchase version to its currency's row.
     await srv.sql`alter table analytics_rollups add column rule text, add column variant smallint`;
-    await srv.sql.begin((tx) =>
-      tx.file(fileURLToPath(new URL("../db/migrations/00027_fx/index.sql", import.meta.url)))
-    );
+    await run("00027_fx");
+    // And 00033's: the links' days of the merged rollups, in the rollups' months.
+    await run("00033_link_view_days");
     const after = await figures(project.productionId);
     assert.deepEqual(after.answered, before.expected);
     assert.deepEqual(await marginsOffMergedRollups(), []);
     const [{ margins }] = await srv.sql<[{ margins: number }]>`
     select count(*)::int as margins from analytics_margins`;
     assert.ok(margins > 0, "the merged rollups have their margins");
+    const [{ linkDays }] = await srv.sql<[{ linkDays: number }]>`
+    select count(*)::int as "linkDays" from analytics_link_days`;
+    assert.ok(linkDays > 0, "the merged rollups' links have their days");
     // Months of their own: the default partitions start empty.
     const [{ n }] = await srv.sql<[{ n: number }]>`
     select (select count(*) from analytics_rollups_default)
-      + (select count(*) from analytics_margins_default) as n`;
+      + (select count(*) from analytics_margins_default)
+      + (select count(*) from analytics_link_days_default) as n`;
     assert.equal(Number(n), 0);
-    assert.ok((await listPartitions(srv.sql, "analytics_rollups")).some((p) => !p.isDefault));
-    assert.ok((await listPartitions(srv.sql, "analytics_margins")).some((p) => !p.isDefault));
+    for (const table of ["analytics_rollups", "analytics_margins", "analytics_link_days"]) {
+      assert.ok((await listPartitions(srv.sql, table)).some((p) => !p.isDefault), table);
+    }
   },
 });
 
 Deno.test("rollups are kept ANALYTICS_ROLLUP_DAYS and dropped by whole months", async () => {
+  // The rollups, their margins and their links' days go by the same months.
+  const TABLES = ["analytics_rollups", "analytics_margins", "analytics_link_days"];
   assert.equal(resolveConfig({}).analyticsRollupDays, 400);
   assert.equal(resolveConfig({ ANALYTICS_ROLLUP_DAYS: "30" }).analyticsRollupDays, 30);
   assert.throws(
@@ -253,7 +275,7 @@ Deno.test("rollups are kept ANALYTICS_ROLLUP_DAYS and dropped by whole months", 
 
   const now = new Date("2031-08-15T00:00:00Z");
   for (const at of ["2031-05-10T00:00:00Z", "2031-06-10T00:00:00Z", "2031-08-10T00:00:00Z"]) {
-    for (const table of ["analytics_rollups", "analytics_margins"]) {
+    for (const table of TABLES) {
       await ensurePartitions(srv.sql, table, new Date(at), { behindDays: 0, aheadDays: 0 });
     }
   }
@@ -262,6 +284,9 @@ Deno.test("rollups are kept ANALYTICS_ROLLUP_DAYS and dropped by whole months", 
       values (1, ${hour}, 1, true)`;
     await srv.sql`insert into analytics_margins (environment_id, hour, dimension, views)
       values (1, ${hour}, 'total', 1)`;
+    // A link's day: its midnight (each of these hours is the only one of its day).
+    await srv.sql`insert into analytics_link_days (environment_id, link_id, day, views)
+      values (1, 1, date_trunc('day', ${hour}::timestamptz, 'UTC'), 1)`;
   };
   // June 30 is 46 days before now, in June's partition; March's row waits in the default.
   for (
@@ -276,20 +301,23 @@ Deno.test("rollups are kept ANALYTICS_ROLLUP_DAYS and dropped by whole months", 
   // Cutoff 2031-06-16: May goes whole, June stays (it ends after the cutoff), March's row goes
   // (earlier tests' months, all before the cutoff, go too).
   const dropped = (result.droppedPartitions ?? []).map((p) => p.partition);
-  for (const table of ["analytics_rollups", "analytics_margins"]) {
+  for (const table of TABLES) {
     assert.ok(dropped.includes(`${table}_p203105`), String(dropped));
     assert.ok(
       !dropped.some((p) => p.startsWith(table) && p >= `${table}_p203106`),
       String(dropped),
     );
   }
-  assert.ok(result.analyticsRollups! >= 4);
-  for (const table of ["analytics_rollups", "analytics_margins"]) {
-    const left = await srv.sql.unsafe<{ hour: Date }[]>(
-      `select hour from ${table} where environment_id = 1 and hour >= '2031-01-01' order by hour`,
+  assert.ok(result.analyticsRollups! >= 6);
+  for (
+    const [table, column] of [...TABLES.slice(0, 2).map((t) => [t, "hour"]), [TABLES[2], "day"]]
+  ) {
+    const left = await srv.sql.unsafe<{ at: Date }[]>(
+      `select ${column} as at from ${table}
+      where environment_id = 1 and ${column} >= '2031-01-01' order by 1`,
     );
-    assert.deepEqual(left.map((r) => r.hour.toISOString()), [
-      "2031-06-30T23:00:00.000Z",
+    assert.deepEqual(left.map((r) => r.at.toISOString()), [
+      column === "day" ? "2031-06-30T00:00:00.000Z" : "2031-06-30T23:00:00.000Z",
       "2031-08-01T00:00:00.000Z",
     ], table);
   }

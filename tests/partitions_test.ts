@@ -14,6 +14,7 @@ import {
   dropPartitionsBefore,
   ensurePartitions,
   listPartitions,
+  PARTITIONED_TABLES,
 } from "../services/maintenance/partitions.ts";
 import { ManualClock } from "./helpers/clock.ts";
 import { createTestDatabase, migrateUpTo } from "./helpers/database.ts";
@@ -32,20 +33,17 @@ const project = await createProject(srv.url);
 
 /**
  * Each test starts from an empty history without day partitions; the captured feed and the
- * analytics rollups and margins, kept by the same job and purge, too (these tests look at the
- * history).
+ * analytics rollups, margins and links' days, kept by the same job and purge, too (these tests
+ * look at the history).
  */
 async function resetHistory() {
-  for (const table of [TABLE, "feed_events", "analytics_rollups", "analytics_margins"]) {
+  for (const table of PARTITIONED_TABLES) {
     for (const p of await listPartitions(srv.sql, table)) {
       if (!p.isDefault) await srv.sql.unsafe(`drop table "${p.name}"`);
     }
   }
-  await srv.sql`delete from feed_events`;
-  await srv.sql`delete from analytics_events`;
   await srv.sql`delete from analytics_event_keys`;
-  await srv.sql`delete from analytics_rollups`;
-  await srv.sql`delete from analytics_margins`;
+  for (const table of PARTITIONED_TABLES) await srv.sql.unsafe(`delete from ${table}`);
 }
 
 async function partitionNames(): Promise<string[]> {

@@ -3,7 +3,8 @@
 // revenue, each step's rate, and the median time from click to install. Read from what ingestion
 // writes when it attributes (migration 00028): attributed_installs, one row per attributed install
 // with its click-to-install seconds, and purchase_versions, the current version of each purchase
-// with its link and user; views from the analytics rollups (./rollups.ts).
+// with its link and user; views from the analytics rollups (./rollups.ts) and the links' days
+// kept from them (./link_days.ts).
 //
 // Period membership, as analytics counts: an install by its occurred_at, a purchase by the hour
 // of its current version's event, a view by its rollup hour. The range is widened to whole hours
@@ -16,14 +17,15 @@
 // unconverted_purchases counts it).
 //
 // Speed: the ranking is computed from the two small tables (a row per install or purchase), and
-// views only for the links listed (and those tied with the last of them), through the rollups'
-// index by link; the environment's views come from the margins (./query.ts environmentViews),
+// views only for the links listed (and those tied with the last of them), from the links' days
+// (./link_days.ts); the environment's views come from the margins (./query.ts environmentViews),
 // its installs and their median from the installs' days (../attribution/install_days.ts).
 // Users are told apart byte by byte (collate "C": the same distinct values as the default
 // collation's equality, without its slower comparisons).
 import type { Db, Sql } from "../../db/connect.ts";
 import { environmentInstalls } from "../attribution/install_days.ts";
 import { ApiError } from "../errors.ts";
+import { linkViewsSelect } from "./link_days.ts";
 import { parseAnalyticsParams } from "./params.ts";
 import { type AnalyticsQuery, environmentViews, queryRange } from "./query.ts";
 
@@ -160,7 +162,7 @@ function funnelFigures(row: FunnelRow): FunnelFigures {
  */
 export async function queryFunnel(sql: Sql, q: FunnelQuery): Promise<FunnelResult> {
   return await sql.begin(async (tx) => {
-    const range = await rangeWithoutJit(tx, q);
+    const range = await rangeWithoutJitOrWorkers(tx, q);
     const [totals, views, currency, groups] = await Promise.all([
       totalsOf(tx, q.environmentId, range.from_at, range.to_at, q.link),
       q.link === null
@@ -197,7 +199,7 @@ export async function queryFunnelByLink(
   linkIds: readonly number[],
 ): Promise<Map<number, FunnelResult>> {
   return await sql.begin(async (tx) => {
-    const range = await rangeWithoutJit(tx, q);
+    const range = await rangeWithoutJitOrWorkers(tx, q);
     const [rows, currency] = await Promise.all([
       perLink(tx, q.environmentId, range.from_at, range.to_at, linkIds),
       reportingCurrency(tx, q.environmentId),
@@ -222,15 +224,18 @@ export async function queryFunnelByLink(
 }
 
 /**
- * The range (./query.ts queryRange, which sets the zone for the transaction), and no JIT for the
- * rest of the transaction: the top links' statement is planned for every link (its cut is known
- * only when it runs), and the compilation that estimate triggered took seconds (2-4 s at 3M
- * events, bench/analytics.ts) against a statement of tens of milliseconds. Sent first, in the
- * same round trip.
+ * The range (./query.ts queryRange, which sets the zone for the transaction), and neither JIT nor
+ * parallel workers for the rest of the transaction: the top links' statement is planned for
+ * every link (its cut is known only when it runs), and the compilation that estimate triggered
+ * took seconds (2-4 s at 3M events, bench/analytics.ts) against a statement of tens of
+ * milliseconds; workers were started for the branch its cut turns off (28 ms at 10M events for
+ * no row) and for scans of a few thousand pages, where starting them cost more than they saved
+ * (the grouped funnel 253 against 196 ms without them). Sent first, in the same round trip.
  */
-async function rangeWithoutJit(tx: Db, q: FunnelQuery) {
+async function rangeWithoutJitOrWorkers(tx: Db, q: FunnelQuery) {
   const [, range] = await Promise.all([
-    tx`select set_config('jit', 'off', true)`.execute(),
+    tx`select set_config('jit', 'off', true),
+      set_config('max_parallel_workers_per_gather', '0', true)`.execute(),
     queryRange(tx, asAnalytics(q)),
   ]);
   return range;
@@ -285,17 +290,24 @@ async function totalsOf(
       from attributed_installs
       where environment_id = ${environmentId} and occurred_at >= ${from}
         and occurred_at < ${to} ${ofLink("link_id")}`.then(([row]) => row!),
+    // Per buyer first (the purchases without one are a group of their own, which count(u) leaves
+    // out): read in the buyers' order from their index (migration 00034), where count(distinct)
+    // sorted every purchase of the range.
     tx<Pick<FunnelRow, "purchases" | "revenue" | "purchasers">[]>`
-      select count(*) as purchases, coalesce(sum(converted), 0) as revenue,
-        count(distinct user_id collate "C") as purchasers
-      from purchase_versions
-      where environment_id = ${environmentId} and version > 0 and link_id is not null
-        and converted is not null and hour >= ${from} and hour < ${to} ${ofLink("link_id")}`,
+      select coalesce(sum(n), 0) as purchases, coalesce(sum(r), 0) as revenue,
+        count(u) as purchasers
+      from (
+        select user_id collate "C" as u, count(*) as n, sum(converted) as r
+        from purchase_versions
+        where environment_id = ${environmentId} and version > 0 and link_id is not null
+          and converted is not null and hour >= ${from} and hour < ${to} ${ofLink("link_id")}
+        group by 1
+      ) buyers`,
   ]);
   return { installs: installed.installs, median: installed.median, ...bought! };
 }
 
-/** One link's views of the range, from its rollup rows (the rollups' index by link). */
+/** One link's views of the range, from its days (./link_days.ts). */
 async function linkViews(
   tx: Db,
   environmentId: number,
@@ -303,13 +315,12 @@ async function linkViews(
   to: Date,
   link: string,
 ): Promise<number> {
+  const ids = tx`array(select id from links where environment_id = ${environmentId}
+    and path = ${link})`;
   const [row] = await tx<{ views: string }[]>`
     select coalesce(sum(views), 0) as views
-    from analytics_rollups
-    where link_id = (select id from links where environment_id = ${environmentId}
-        and path = ${link})
-      and environment_id = ${environmentId} and hour >= ${from} and hour < ${to}`;
-  return Number(row!.views);
+    from (${linkViewsSelect(tx, environmentId, from, to, ids)}) v`;
+  return Number(row?.views ?? 0);
 }
 
 type LinkRow = FunnelRow & { link_id: number; path: string };
@@ -325,7 +336,7 @@ type LinkRow = FunnelRow & { link_id: number; path: string };
  *   links as good as it on revenue and purchases (through the installs' index by link); else
  *   every link's installs are counted (the range's installs read whole);
  * - the cut: the links as good as the limit-th on revenue, purchases and installs, ties
- *   included, as views may reorder them; their views from the rollups (by link); the order; the
+ *   included, as views may reorder them; their views from their days (./link_days.ts); the order; the
  *   medians of the links kept.
  */
 function topLinks(tx: Db, q: FunnelQuery, from: Date, to: Date): Promise<LinkRow[]> {
@@ -386,11 +397,7 @@ function topLinks(tx: Db, q: FunnelQuery, from: Date, to: Date): Promise<LinkRow
       where not exists (select from cut)
         or (p.revenue, p.purchases, p.installs) >= (select revenue, purchases, installs from cut)
     ), viewed as (
-      select r.link_id, sum(r.views) as views
-      from analytics_rollups r
-      where r.link_id = any(array(select link_id from candidates))
-        and r.environment_id = ${env} and r.hour >= ${from} and r.hour < ${to}
-      group by r.link_id
+      ${linkViewsSelect(tx, env, from, to, tx`array(select link_id from candidates)`)}
     ), top as (
       select c.*, coalesce(v.views, 0) as views
       from candidates c left join viewed v on v.link_id = c.link_id
@@ -441,11 +448,7 @@ function perLink(
         and converted is not null and hour >= ${from} and hour < ${to}
       group by link_id
     ), viewed as (
-      select link_id, sum(views) as views
-      from analytics_rollups
-      where link_id = any(${ids}::int[]) and environment_id = ${environmentId}
-        and hour >= ${from} and hour < ${to}
-      group by link_id
+      ${linkViewsSelect(tx, environmentId, from, to, tx`${ids}::int[]`)}
     )
     select ids.link_id, coalesce(v.views, 0) as views, coalesce(i.installs, 0) as installs,
       i.median, coalesce(b.purchases, 0) as purchases, coalesce(b.revenue, 0) as revenue,

@@ -14,6 +14,7 @@ import { deleteDefaultRowsBefore } from "../maintenance/partitions.ts";
 
 export const ROLLUPS_TABLE = "analytics_rollups";
 export const MARGINS_TABLE = "analytics_margins";
+export const LINK_DAYS_TABLE = "analytics_link_days";
 
 /** The metric columns of a rollup row, in table order. */
 export const ROLLUP_METRICS = [
@@ -67,6 +68,7 @@ export const MARGIN_DIMENSIONS = [
 export type MarginDimension = (typeof MARGIN_DIMENSIONS)[number];
 
 const HOUR_MS = 60 * 60 * 1000;
+const DAY_MS = 24 * HOUR_MS;
 
 /** The dimension values an event is rolled up under (null: unknown). */
 export interface EventDimensions {
@@ -131,6 +133,11 @@ function ruleAndVariant(
 /** The UTC hour an instant falls in, as date_trunc('hour', at, 'UTC') has it. */
 export function utcHour(at: Date): Date {
   return new Date(Math.floor(at.getTime() / HOUR_MS) * HOUR_MS);
+}
+
+/** The UTC midnight at or before `at`, as date_trunc('day', at, 'UTC') has it. */
+export function utcMidnight(at: Date): Date {
+  return new Date(Math.floor(at.getTime() / DAY_MS) * DAY_MS);
 }
 
 /**
@@ -266,10 +273,11 @@ export interface MergeResult {
  * Merges the rows appended by ingestion into one row per key, for the hours that ended before
  * `before`, `hours` (environment, hour) pairs per statement and up to `maxBatches` statements
  * a pass. Each statement deletes every row of its hours and inserts their sums, and replaces
- * those hours' margins by the sums of the same rows per value of each margin dimension: one
- * statement, so a reader, or a crash, sees either the rows or their sums, never both or
- * neither, and an hour's margins always sum its merged rows. Keys whose sums are all zero (a
- * purchase and its correction in one bucket) are left out.
+ * those hours' margins by the sums of the same rows per value of each margin dimension, and adds
+ * the views of the rows not merged before to their links' days (analytics_link_days, migration
+ * 00033): one statement, so a reader, or a crash, sees either the rows or their sums, never both
+ * or neither, an hour's margins always sum its merged rows and a link's day its merged views.
+ * Keys whose sums are all zero (a purchase and its correction in one bucket) are left out.
  */
 export async function mergeRollups(
   sql: Sql,
@@ -323,6 +331,16 @@ export async function mergeRollups(
           select * from hourly
         ), daily_inserted as (
           ${dailyMarginsInsert("day_hours")}
+        ), link_days_added as (
+          -- The views of the rows merged for the first time, added to their links' days.
+          insert into analytics_link_days (environment_id, link_id, day, views)
+          select environment_id, link_id, date_trunc('day', hour, 'UTC'), ${clamp("sum(views)")}
+          from moved
+          where not merged and link_id is not null
+          group by 1, 2, 3
+          having sum(views) <> 0
+          on conflict (environment_id, link_id, day) do update
+            set views = ${clamp("analytics_link_days.views::numeric + excluded.views")}
         )
         select (select count(*) from moved where not merged)::int as rows,
           (select count(*) from due)::int as hours`,
@@ -372,11 +390,14 @@ export function dailyMarginsInsert(from: string): string {
 }
 
 /**
- * Deletes up to `batch` rollup rows, and as many margin rows, of hours before `cutoff` from the
- * default partitions; the months of their own partitions go whole (services/feed/retention.ts
+ * Deletes up to `batch` rollup rows, and as many margin rows and link days, of hours before
+ * `cutoff` from the default partitions; the months of their own partitions go whole (services/feed/retention.ts
  * decides when).
  */
 export async function deleteRollupsBefore(db: Db, cutoff: Date, batch: number): Promise<number> {
   return await deleteDefaultRowsBefore(db, ROLLUPS_TABLE, cutoff, batch) +
-    await deleteDefaultRowsBefore(db, MARGINS_TABLE, cutoff, batch);
+    await deleteDefaultRowsBefore(db, MARGINS_TABLE, cutoff, batch) +
+    // A link's day goes once all of it is before the cutoff, whose day's hours the rollups lose
+    // one at a time (only here, in the default partition: the months of their own go whole).
+    await deleteDefaultRowsBefore(db, LINK_DAYS_TABLE, utcMidnight(cutoff), batch);
 }

@@ -15,6 +15,7 @@
 // then read from that bucket's rows alone (attributed_installs_bucket). A bucket below 120 s is
 // one second wide, its value the bucket itself.
 import type { Db, Sql } from "../../db/connect.ts";
+import { utcMidnight } from "../analytics/rollups.ts";
 import { asMaintainer } from "../maintenance/lock.ts";
 
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -82,11 +83,6 @@ export async function purgeInstallDays(db: Db, cutoff: Date): Promise<number> {
     db`delete from attributed_install_queue where occurred_at < ${day}`,
   ]);
   return days.count + queued.count;
-}
-
-/** The UTC midnight at or before `at`. */
-export function utcMidnight(at: Date): Date {
-  return new Date(Math.floor(at.getTime() / DAY_MS) * DAY_MS);
 }
 
 /**

@@ -2,7 +2,8 @@
 // these in its pass, under its lock).
 import type { Db } from "../../db/connect.ts";
 import { onCitus } from "../../db/cluster.ts";
-import { purgeInstallDays, utcMidnight } from "./install_days.ts";
+import { utcMidnight } from "../analytics/rollups.ts";
+import { purgeInstallDays } from "./install_days.ts";
 
 /** The longest attribution window (attribution_window_days): touches older attribute nothing. */
 export const MAX_WINDOW_DAYS = 90;

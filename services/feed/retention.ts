@@ -17,7 +17,12 @@ import { dropPartitionsBefore, type DroppedPartition } from "../maintenance/part
 import { purgeRateHits } from "./rate_limit.ts";
 import { purgeSdkRateCounts } from "../projects/sdk_limits.ts";
 import { purgeAttribution } from "../attribution/purge.ts";
-import { deleteRollupsBefore, MARGINS_TABLE, ROLLUPS_TABLE } from "../analytics/rollups.ts";
+import {
+  deleteRollupsBefore,
+  LINK_DAYS_TABLE,
+  MARGINS_TABLE,
+  ROLLUPS_TABLE,
+} from "../analytics/rollups.ts";
 
 export const FEED_RETENTION_MS = 7 * 24 * 60 * 60 * 1000;
 const DAY_MS = 24 * 60 * 60 * 1000;
@@ -113,6 +118,7 @@ export async function purgeExpired(
     [ROLLUPS_TABLE, rollupCutoff, "analyticsRollups"],
     // The margins summarise the rollups' hours: they go with them, by the same months.
     [MARGINS_TABLE, rollupCutoff, "analyticsRollups"],
+    [LINK_DAYS_TABLE, rollupCutoff, "analyticsRollups"],
   ];
   const steps: [Counted, BatchDelete][] = [
     ["feedEvents", async (tx, n) => {

@@ -41,6 +41,7 @@ export const PARTITIONED_TABLES: readonly string[] = [
   "analytics_events",
   "analytics_rollups",
   "analytics_margins",
+  "analytics_link_days",
 ];
 
 /**
@@ -56,6 +57,7 @@ export interface PartitionSpec {
 const SPECS: Record<string, PartitionSpec> = {
   analytics_rollups: { column: "hour", unit: "month" },
   analytics_margins: { column: "hour", unit: "month" },
+  analytics_link_days: { column: "day", unit: "month" },
 };
 
 export function partitionSpec(table: string): PartitionSpec {

@@ -14,7 +14,7 @@ const BASE = Date.parse("2030-03-01T00:00:00Z");
 
 /** Batch `n`, the same every time it is asked for: its ids make a resend a duplicate. */
 export function writerBatch(n: number, paths: readonly string[]): NewEvent[] {
-  const types = ["open", "install", "session", "purchase", "custom", "app_open"] as const;
+  const types = ["open", "install", "session", "purchase", "custom", "app_open", "view"] as const;
   return Array.from({ length: BATCH }, (_, i) => {
     const k = n * BATCH + i;
     const type = types[k % types.length]!;
