@@ -4,6 +4,7 @@
 // after the fold, with late installs arriving into days already folded; a fold that dies
 // mid-way changes nothing.
 import assert from "node:assert/strict";
+import { rangesOfWholeHours } from "./helpers/ranges.ts";
 import { ManualClock, silentLogger } from "./helpers/clock.ts";
 import { maintainRollups } from "../services/maintenance/jobs.ts";
 import { generateLink, ingest } from "./helpers/sdk.ts";
@@ -117,21 +118,8 @@ async function funnelTotals(from: Date, to: Date, tz: string) {
   return res.body;
 }
 
-/** Ranges of whole hours in zones of several offsets, spanning no UTC midnight to many days. */
-function ranges(random: () => number): [Date, Date, string][] {
-  const out: [Date, Date, string][] = [];
-  const end = Math.floor(Date.parse(NOW) / HOUR) * HOUR + HOUR;
-  for (const tz of ["UTC", "America/New_York", "Asia/Tokyo"]) {
-    for (const hours of [3, 20, 30, 24 * 4 + 7, 24 * 12]) {
-      const to = end - Math.floor(random() * 24 * 3) * HOUR;
-      out.push([new Date(to - hours * HOUR), new Date(to), tz]);
-    }
-  }
-  return out;
-}
-
 async function assertMatchesHistory(random: () => number, stage: string) {
-  for (const [from, to, tz] of ranges(random)) {
+  for (const [from, to, tz] of rangesOfWholeHours(NOW, random)) {
     const body = await funnelTotals(from, to, tz);
     // The route widens to whole hours of the zone: these already are, in every zone used here.
     assert.equal(Date.parse(body.from), from.getTime(), `${stage}: ${body.from}`);

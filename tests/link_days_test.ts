@@ -4,6 +4,7 @@
 // views arriving into hours already merged; through one link's funnel (REST), the top links
 // (REST) and a page of links (GraphQL's Link.funnel).
 import assert from "node:assert/strict";
+import { rangesOfWholeHours } from "./helpers/ranges.ts";
 import { ManualClock, silentLogger } from "./helpers/clock.ts";
 import { maintainRollups } from "../services/maintenance/jobs.ts";
 import { mergeRollups } from "../services/analytics/rollups.ts";
@@ -105,22 +106,9 @@ async function answered(from: Date, to: Date, tz: string) {
   return { one, grouped, graphql };
 }
 
-/** Ranges of whole hours in zones of several offsets, spanning no UTC midnight to many days. */
-function ranges(random: () => number): [Date, Date, string][] {
-  const out: [Date, Date, string][] = [];
-  const end = Math.floor(Date.parse(NOW) / HOUR) * HOUR + HOUR;
-  for (const tz of ["UTC", "America/New_York", "Asia/Tokyo"]) {
-    for (const hours of [3, 20, 30, 24 * 4 + 7, 24 * 12]) {
-      const to = end - Math.floor(random() * 24 * 3) * HOUR;
-      out.push([new Date(to - hours * HOUR), new Date(to), tz]);
-    }
-  }
-  return out;
-}
-
 async function assertMatchesHistory(random: () => number, stage: string) {
   let seen = 0;
-  for (const [from, to, tz] of ranges(random)) {
+  for (const [from, to, tz] of rangesOfWholeHours(NOW, random)) {
     const expected = await fromHistory(from, to);
     const got = await answered(from, to, tz);
     const label = `${stage}: ${from.toISOString()} to ${to.toISOString()} (${tz})`;

@@ -391,8 +391,8 @@ export function dailyMarginsInsert(from: string): string {
 
 /**
  * Deletes up to `batch` rollup rows, and as many margin rows and link days, of hours before
- * `cutoff` from the default partitions; the months of their own partitions go whole (services/feed/retention.ts
- * decides when).
+ * `cutoff` from the default partitions; the months of their own partitions go whole
+ * (services/feed/retention.ts decides when).
  */
 export async function deleteRollupsBefore(db: Db, cutoff: Date, batch: number): Promise<number> {
   return await deleteDefaultRowsBefore(db, ROLLUPS_TABLE, cutoff, batch) +
