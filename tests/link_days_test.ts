@@ -10,7 +10,7 @@ import { maintainRollups } from "../services/maintenance/jobs.ts";
 import { mergeRollups } from "../services/analytics/rollups.ts";
 import { seededRandom } from "../services/links/bayes.ts";
 import { generateLink } from "./helpers/sdk.ts";
-import { gql } from "./helpers/graphql.ts";
+import { gql, type Json } from "./helpers/graphql.ts";
 import { insertInstall } from "./helpers/installs.ts";
 import { adminHeaders, call, createProject, startTestServer } from "./helpers/server.ts";
 
@@ -20,9 +20,6 @@ const DAY = 24 * HOUR;
 const clock = new ManualClock(NOW);
 const srv = await startTestServer({ clock });
 Deno.test.afterAll(() => srv.close());
-
-// deno-lint-ignore no-explicit-any
-type Json = any;
 
 const p = await createProject(srv.url);
 const env = p.productionId;
