@@ -336,8 +336,8 @@ type LinkRow = FunnelRow & { link_id: number; path: string };
  *   links as good as it on revenue and purchases (through the installs' index by link); else
  *   every link's installs are counted (the range's installs read whole);
  * - the cut: the links as good as the limit-th on revenue, purchases and installs, ties
- *   included, as views may reorder them; their views from their days (./link_days.ts); the order; the
- *   medians of the links kept.
+ *   included, as views may reorder them; their views from their days (./link_days.ts); the
+ *   order; the medians of the links kept.
  */
 function topLinks(tx: Db, q: FunnelQuery, from: Date, to: Date): Promise<LinkRow[]> {
   const env = q.environmentId;

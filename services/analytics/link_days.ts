@@ -11,9 +11,7 @@
 // and its edges (its rollup rows of the hours before the first UTC midnight and after the last).
 import type postgres from "postgres";
 import type { Db } from "../../db/connect.ts";
-import { utcMidnight } from "./rollups.ts";
-
-const DAY_MS = 24 * 60 * 60 * 1000;
+import { utcDaysOf } from "./rollups.ts";
 
 type Fragment = postgres.PendingQuery<postgres.Row[]>;
 
@@ -29,11 +27,7 @@ export function linkViewsSelect(
   to: Date,
   ids: Fragment,
 ): Fragment {
-  // The whole UTC days of the range, [first, last); none when it spans no midnight to midnight.
-  const first = new Date(Math.ceil(from.getTime() / DAY_MS) * DAY_MS);
-  const last = utcMidnight(to);
-  const days = first < last;
-  const [edgeFrom, edgeTo] = days ? [first, last] : [to, to];
+  const { days, first, last, headTo, tailFrom } = utcDaysOf(from, to);
   const env = environmentId;
   return tx`
     select link_id, sum(views) as views
@@ -52,11 +46,11 @@ export function linkViewsSelect(
       select link_id, views
       from analytics_rollups
       where link_id = any(${ids}) and environment_id = ${env} and hour >= ${from}
-        and hour < ${edgeFrom}
+        and hour < ${headTo}
       union all
       select link_id, views
       from analytics_rollups
-      where ${days} and link_id = any(${ids}) and environment_id = ${env} and hour >= ${edgeTo}
+      where ${days} and link_id = any(${ids}) and environment_id = ${env} and hour >= ${tailFrom}
         and hour < ${to}
     ) parts
     group by link_id`;

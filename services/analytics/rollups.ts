@@ -141,6 +141,25 @@ export function utcMidnight(at: Date): Date {
 }
 
 /**
+ * How a range [from, to) is read from a table per UTC day: its whole UTC days [first, last)
+ * (`days` false when it spans no midnight to midnight), and the hours before and after them,
+ * [from, headTo) and [tailFrom, to), read from the rows themselves (without whole days, the
+ * head is the range and the tail empty).
+ */
+export function utcDaysOf(from: Date, to: Date): {
+  days: boolean;
+  first: Date;
+  last: Date;
+  headTo: Date;
+  tailFrom: Date;
+} {
+  const first = new Date(Math.ceil(from.getTime() / DAY_MS) * DAY_MS);
+  const last = utcMidnight(to);
+  const days = first < last;
+  return { days, first, last, headTo: days ? first : to, tailFrom: days ? last : to };
+}
+
+/**
  * The storing statement's rollup step (services/events/record.ts insertEvents), as a CTE body over its
  * `batch` (event_id, type, name, occurred_at, link_id, ord) and `inserted` (event_id) CTEs: one
  * row per hour, link and dimension values of the events actually inserted. `events` are the

@@ -15,10 +15,8 @@
 // then read from that bucket's rows alone (attributed_installs_bucket). A bucket below 120 s is
 // one second wide, its value the bucket itself.
 import type { Db, Sql } from "../../db/connect.ts";
-import { utcMidnight } from "../analytics/rollups.ts";
+import { utcDaysOf, utcMidnight } from "../analytics/rollups.ts";
 import { asMaintainer } from "../maintenance/lock.ts";
-
-const DAY_MS = 24 * 60 * 60 * 1000;
 
 /**
  * The bucket of `seconds` (a column or expression of whole, non-negative seconds; null without a
@@ -96,11 +94,7 @@ export async function environmentInstalls(
   from: Date,
   to: Date,
 ): Promise<{ installs: number; median: number | null }> {
-  // The whole UTC days of the range, [first, last); none when it spans no midnight to midnight.
-  const first = new Date(Math.ceil(from.getTime() / DAY_MS) * DAY_MS);
-  const last = utcMidnight(to);
-  const days = first < last;
-  const edges = days ? [[from, first], [last, to]] : [[from, to]];
+  const { days, first, last, headTo, tailFrom } = utcDaysOf(from, to);
   const env = environmentId;
   const [row] = await tx<{ installs: string; median: number | null }[]>`
     with hist as (
@@ -117,13 +111,12 @@ export async function environmentInstalls(
         union all
         select coalesce(bucket, -1), 1
         from attributed_installs
-        where environment_id = ${env} and occurred_at >= ${edges[0]![0]!}
-          and occurred_at < ${edges[0]![1]!}
+        where environment_id = ${env} and occurred_at >= ${from} and occurred_at < ${headTo}
         union all
         select coalesce(bucket, -1), 1
         from attributed_installs
-        where ${days} and environment_id = ${env} and occurred_at >= ${edges.at(-1)![0]!}
-          and occurred_at < ${edges.at(-1)![1]!}
+        where ${days} and environment_id = ${env} and occurred_at >= ${tailFrom}
+          and occurred_at < ${to}
       ) parts
       group by bucket
     ), clicked as (
