@@ -8,6 +8,7 @@ import { openLiveStream } from "../client/live.ts";
 import { FeedError } from "../client/errors.ts";
 import type { Sql } from "../db/connect.ts";
 import { startFeedWakeup } from "../services/feed/wakeup.ts";
+import { PAGE_READ_BOUND_MS } from "../services/feed/live_tail.ts";
 import { capture } from "./helpers/feed.ts";
 import { createTestDatabase } from "./helpers/database.ts";
 import { ManualClock, silentLogger } from "./helpers/clock.ts";
@@ -470,6 +471,104 @@ Deno.test({
     await b.close().catch(() => {});
     await wakeA.close();
     await wakeB.close();
+    await db.close();
+  }
+});
+
+// A page read that never answers (here: it waits on a lock the test holds; in production, a read
+// lost on a connection the database dropped) must not keep the stream open with nothing coming:
+// after PAGE_READ_BOUND_MS by the app's clock the stream ends, and the client resumes from its
+// cursor without a loss. A lock on the feed's table needs a second connection: PostgreSQL only.
+Deno.test({
+  name:
+    "live tail: a page read that does not answer ends the stream; the client resumes (PostgreSQL only)",
+  ignore: !Deno.env.get("DATABASE_URL"),
+}, async () => {
+  const db = await createTestDatabase();
+  const clock = new ManualClock(new Date());
+  const srv = serveApp(db, { clock, livePollMs: 50 });
+  const locker = db.pool(1);
+  try {
+    const project = await createProject(srv.url);
+    const token = await createFeedToken(srv.url, project.productionId);
+    const headers = { Authorization: `Bearer ${token.value}`, Accept: "text/event-stream" };
+    const before = await capture(
+      srv.sql,
+      project.productionId,
+      project.hashid,
+      ["install", "open", "install"],
+      clock,
+    );
+    const res = await fetch(srv.url + livePath(project.productionId), { headers });
+    assert.equal(res.status, 200);
+    const reader = res.body!.pipeThrough(
+      new TextDecoderStream() as TransformStream<Uint8Array, string>,
+    ).pipeThrough(new EventSourceParserStream()).getReader();
+    const seen: string[] = [];
+    let cursor = "";
+    while (seen.length < before.length) {
+      const { done, value } = await reader.read();
+      assert.ok(!done, "the stream ended before its first events");
+      if (value.event !== "feed_event") continue;
+      seen.push(JSON.parse(value.data).id);
+      cursor = value.id!;
+    }
+    assert.deepEqual(seen, before);
+
+    const connection = await locker.reserve();
+    let ended = false;
+    try {
+      await connection`begin`;
+      await connection`lock table feed_events in access exclusive mode`;
+      // The follower's next poll waits on the lock.
+      for (let i = 0; i < 200; i++) {
+        const [waiting] = await srv.sql<{ n: number }[]>`
+          select count(*)::int as n from pg_stat_activity
+          where datname = current_database() and wait_event_type = 'Lock' and query like '%feed_events%'
+        `;
+        if (waiting!.n > 0) break;
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      assert.equal(srv.liveTails.size, 1);
+      clock.advance(PAGE_READ_BOUND_MS - 1);
+      await new Promise((r) => setTimeout(r, 400)); // two watchdog ticks: not yet
+      assert.equal(srv.liveTails.size, 1, "ended before its bound");
+      clock.advance(1);
+      const limit = giveUpAfter(5_000);
+      limit.signal.addEventListener("abort", () => reader.cancel().catch(() => {}));
+      try {
+        for (;;) {
+          const { done, value } = await reader.read();
+          if (done) break;
+          assert.notEqual(value.event, "feed_event", "an event came while the read was stuck");
+        }
+      } finally {
+        limit.clear();
+      }
+      assert.ok(!limit.signal.aborted, "the stream did not end at its bound");
+      ended = true;
+      assert.equal(srv.liveTails.size, 0);
+    } finally {
+      await connection`rollback`.catch(() => {});
+      connection.release();
+      if (!ended) await reader.cancel().catch(() => {});
+    }
+
+    // The stuck read answers now, to no one; the client resumes from its last cursor.
+    const after = await capture(srv.sql, project.productionId, project.hashid, ["open"], clock);
+    const again = await fetch(srv.url + livePath(project.productionId), {
+      headers: { ...headers, "Last-Event-ID": cursor },
+    });
+    assert.equal(again.status, 200);
+    const resumed = await takeEvents(again.body!, after.length);
+    assert.deepEqual(resumed.ids, after);
+    for (let i = 0; i < 100 && (await openSlots(srv.sql)) > 0; i++) {
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal(await openSlots(srv.sql), 0, "the stalled stream's slot was not released");
+  } finally {
+    await srv.close();
+    await locker.end();
     await db.close();
   }
 });

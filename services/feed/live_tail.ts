@@ -15,6 +15,10 @@
 // - Memory per stream is bounded by one page (PAGE_LIMIT events): the next page is read only
 //   when the consumer has taken the previous one, so a client that stops reading holds the
 //   server at that page plus its socket buffers, never more.
+// - A database read that does not answer (a page or a check: postgres.js can leave a query on a
+//   connection the database dropped unsettled for good) ends the stream after PAGE_READ_BOUND_MS
+//   by the app's clock, and the client resumes from its last cursor on a fresh stream; left
+//   alone, the stream would stay open with nothing coming, its other checks still succeeding.
 import type { Db, Sql } from "../../db/connect.ts";
 import { ApiError } from "../errors.ts";
 import { admitFeedRead, type FeedReader } from "./auth.ts";
@@ -39,6 +43,12 @@ export const MAX_STREAMS_PER_TOKEN = 2;
 export const MAX_STREAM_MS = 60 * 60 * 1000;
 /** How often an open stream re-checks its token and Enterprise (the contract: end within 5 s). */
 export const RECHECK_MS = 2_000;
+/**
+ * How long a stream waits on one database read (by the app's clock) before it ends ("stalled").
+ * A page is one indexed read of at most PAGE_LIMIT events, answered in milliseconds; one that
+ * takes this long is lost or on a database in trouble, where a new stream is the way on.
+ */
+export const PAGE_READ_BOUND_MS = 10_000;
 /** How often a stream's row is renewed, and how long a row counts without renewal. */
 const HEARTBEAT_MS = 10_000;
 const SLOT_TTL_MS = 30_000;
@@ -52,7 +62,7 @@ export interface LiveEvent {
   body: string;
 }
 
-export type LiveEndReason = "closed" | "expired" | "revoked" | "shutdown";
+export type LiveEndReason = "closed" | "expired" | "revoked" | "shutdown" | "stalled";
 
 export interface LiveStream {
   /**
@@ -258,12 +268,24 @@ export class LiveTails {
     this.#open.add(end);
 
     // The watchdog runs beside the reading loop, so it ends a stream whose consumer has
-    // stopped reading as surely as a busy one.
+    // stopped reading as surely as a busy one, and one whose reads do not answer.
     let lastBeat = Date.now();
-    let checking = false;
+    /** When the read the stream waits on (a page, or the watchdog's check) began; null: none. */
+    let pageSince: number | null = null;
+    let checkSince: number | null = null;
+    const stalled = (since: number | null) =>
+      since !== null && deps.clock.now().getTime() - since >= PAGE_READ_BOUND_MS;
     const watchdog = setInterval(async () => {
-      if (checking || reason) return;
-      checking = true;
+      if (reason) return;
+      if (stalled(pageSince) || stalled(checkSince)) {
+        deps.logger.warn("live tail read did not answer: stream ended", {
+          environment_id: follow.environmentId,
+          waiting_on: stalled(pageSince) ? "page" : "check",
+        });
+        return end("stalled");
+      }
+      if (checkSince !== null) return;
+      checkSince = deps.clock.now().getTime();
       try {
         if (deps.clock.now().getTime() - openedAt >= MAX_STREAM_MS) return end("expired");
         if (!(await follow.stillAllowed())) return end("revoked");
@@ -275,7 +297,7 @@ export class LiveTails {
         // The database is away: keep the stream; the next check retries.
         deps.logger.warn("live tail check failed", describeError(err));
       } finally {
-        checking = false;
+        checkSince = null;
       }
     }, Math.min(RECHECK_MS, this.#pollMs * 4));
 
@@ -296,11 +318,18 @@ export class LiveTails {
         while (!controller.signal.aborted) {
           if (!page) {
             woken = false;
-            page = await readAdmittedPage(sql, deps, follow.environmentId, {
-              limit: PAGE_LIMIT,
-              eventTypes: follow.eventTypes,
-              after,
-            });
+            pageSince = deps.clock.now().getTime();
+            page = await unlessEnded(
+              readAdmittedPage(sql, deps, follow.environmentId, {
+                limit: PAGE_LIMIT,
+                eventTypes: follow.eventTypes,
+                after,
+              }),
+              controller.signal,
+            );
+            pageSince = null;
+            // Ended while reading (stalled, revoked, shut down): the read's answer is not waited for.
+            if (!page) break;
           }
           if (page.events.length > 0) {
             const read = page;
@@ -340,6 +369,25 @@ export class LiveTails {
       endReason: () => reason,
     };
   }
+}
+
+/**
+ * `read`'s answer, or null as soon as `signal` aborts (the read is then left to settle unheard).
+ */
+function unlessEnded<T>(read: Promise<T>, signal: AbortSignal): Promise<T | null> {
+  if (signal.aborted) {
+    read.catch(() => {});
+    return Promise.resolve(null);
+  }
+  return new Promise<T | null>((resolve, reject) => {
+    const ended = () => resolve(null);
+    signal.addEventListener("abort", ended, { once: true });
+    read.then(resolve, (err) => {
+      // A read that fails after the stream ended has no one to tell.
+      if (signal.aborted) resolve(null);
+      else reject(err);
+    }).finally(() => signal.removeEventListener("abort", ended));
+  });
 }
 
 /** Counts the token's open streams under a per-token lock, and takes one or throws 503. */
