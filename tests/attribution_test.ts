@@ -347,6 +347,48 @@ Deno.test("a user whose click ids turn out not to settle its events is attribute
   assert.equal(touches!.n, 3);
 });
 
+Deno.test("a user whose link paths name no link is attributed by its touches, read after all", async () => {
+  // A user all of whose events name a link path is presumed settled by them: neither locked nor
+  // probed. A path that names no link leaves its event to the user's touches: they are read
+  // then, in the same transaction (x); or, where the batch also stores a touch for that user
+  // (y), which needed the user's lock before the read, the batch is stored again with every
+  // user locked and read. Nothing is stored twice.
+  const s = await setUp(2);
+  await ingest(
+    srv.url,
+    s.key,
+    "production",
+    ["x", "y"].map((u) => ({
+      id: `t-${u}`,
+      type: "install",
+      occurred_at: NOW,
+      user: { id: u },
+      link_path: s.links[1]!.path,
+    })),
+  );
+  const later = at(DAY).toISOString();
+  const res = await ingest(srv.url, s.key, "production", [
+    { id: "x1", type: "open", occurred_at: later, user: { id: "x" }, link_path: "no-such-link" },
+    { id: "y1", type: "open", occurred_at: later, user: { id: "y" }, link_path: "no-such-link" },
+    { id: "y2", type: "open", occurred_at: later, user: { id: "y" }, link_path: s.links[0]!.path },
+  ]);
+  assert.equal(res.accepted, 3);
+  const stored = await envelopes(s.env);
+  assert.equal(stored.size, 5);
+  for (const k of ["x1", "y1"]) {
+    const e = stored.get(k);
+    assert.equal(e.attribution.method, "user", k);
+    assert.equal(e.link.path, s.links[1]!.path, k);
+    // The envelope's attribution names the link that decided, not the path the app sent.
+    assert.equal(e.attribution.link_path, s.links[1]!.path, k);
+  }
+  assert.equal(stored.get("y2").attribution.method, "link_path");
+  assert.equal(stored.get("y2").link.path, s.links[0]!.path);
+  const [touches] = await srv.sql<{ n: number }[]>`
+    select count(*)::int as n from attribution_touches where environment_id = ${s.env}`;
+  assert.equal(touches!.n, 3);
+});
+
 // ---------------------------------------------------------------------------------------------
 // The randomized stream: every attributed figure equals a count over the stored history.
 

@@ -12,10 +12,11 @@
 //
 // Decided once, when the event is stored, from the touches stored by then and those earlier in
 // its batch; the envelope records the decision and is never rewritten, so the feed, the
-// webhooks and every figure agree. Concurrent batches of one user take turns (a transaction lock
-// per user, taken before the touches are read): each sees the other's touches whole or not at
-// all, in commit order, so two batches never attribute one new user's events to different first
-// touches.
+// webhooks and every figure agree. Concurrent batches that both read and write one user's
+// touches take turns (a transaction lock per user, taken before the touches are read): each sees
+// the other's touches whole or not at all, in commit order, so two batches never attribute one
+// new user's events to different first touches. A batch that only reads a user's touches, or
+// only writes them, needs no turn (planReads says why).
 import type { Db } from "../../db/connect.ts";
 import { jsonColumn } from "../../db/params.ts";
 import type { NewEvent } from "../events/event.ts";
@@ -83,29 +84,31 @@ interface ContextRow {
   path: string | null;
 }
 
+/** A probe's answer: times in epoch milliseconds, which cost the driver less than dates. */
 interface TouchRow {
+  /** The position (from 1) of the probe's user. */
   ord: number;
-  user_id: string;
-  occurred_at: Date;
+  occurred_ms: number;
   event_id: string;
   click_id: string | null;
-  clicked_at: Date | null;
+  clicked_ms: number | null;
   id: number;
   path: string;
-  link_domain: string | null;
 }
 
 interface Found {
   occurredAt: Date;
   eventId: string;
+  /** The decision of the events it attributes (method "user"), shared by all of them. */
   decision: Decision;
 }
 
 /**
  * Decides every event's attribution (undefined: none) and the touches the batch adds. Reads,
- * in one round trip on the batch's transaction: the users' locks, the project's window and
- * model with the links named by paths and click ids, and each user's stored touch (one probe of
- * attribution_touches_user per user of the batch; see storedTouch for the rare second one).
+ * in one round trip on the batch's transaction: the locks of the users planReads names, the
+ * project's window and model with the links named by paths and click ids, and the stored touch
+ * of each user with an event its own click id or path does not settle (one probe of
+ * attribution_touches_user per such user; see storedTouch for the rare second one).
  */
 export async function attributeBatch(
   db: Db,
@@ -121,10 +124,9 @@ export async function attributeBatch(
   /** Lock and probe every user of the batch (see UnreadTouches). */
   probeAll = false,
 ): Promise<{ decisions: (Decision | undefined)[]; touches: NewTouch[]; eventIds: string[] }> {
-  const events = batch.map((event) => ({ event }));
   // A click id repeated in the batch (a device's install and opens) is checked once.
   const read = new Map<string, Click | null>();
-  const clicks = events.map(({ event }): Click | null => {
+  const clicks = batch.map((event): Click | null => {
     const id = event.type === "view" || !clickIds ? null : sentClickId(event);
     if (id === null) return null;
     let click = read.get(id);
@@ -135,16 +137,12 @@ export async function attributeBatch(
     }
     return click;
   });
-  const users = events.map(({ event }) => event.type === "view" ? null : attributedUserId(event));
-  // A user all of whose events a click id settles (an install through a link, typically) has
-  // no stored touch to read, so neither its lock nor its probe is taken (see settledByClicks).
-  const settled = probeAll ? new Set<string>() : settledByClicks(batch, clicks, users);
+  const users = batch.map((event) => event.type === "view" ? null : attributedUserId(event));
+  const plan = planReads(batch, clicks, users, probeAll);
   const links = new Map(known.map((l) => [l.path, l]));
   const paths = [
     ...new Set(
-      events.flatMap(({ event: e }) =>
-        e.link_path != null && !links.has(e.link_path) ? [e.link_path] : []
-      ),
+      batch.flatMap((e) => e.link_path != null && !links.has(e.link_path) ? [e.link_path] : []),
     ),
   ];
   const linkIds = [...new Set(clicks.flatMap((c) => c ? [c.linkId] : []))];
@@ -152,22 +150,23 @@ export async function attributeBatch(
   // (see storedTouch).
   const earliest = new Map<string, number>();
   users.forEach((u, i) => {
-    if (u === null || settled.has(u)) return;
-    const t = events[i]!.event.occurred_at.getTime();
+    if (u === null) return;
+    const t = batch[i]!.occurred_at.getTime();
     const seen = earliest.get(u);
     if (seen === undefined || t < seen) earliest.set(u, t);
   });
-  const batchUsers = [...earliest.keys()];
+  const probed = [...plan.probe];
+  const locked = [...plan.lock];
 
   // Arrays go as JSON (db/params.ts says why).
   const [, context, touchRows] = await Promise.all([
-    batchUsers.length === 0 ? null : db`
+    locked.length === 0 ? null : db`
       select count(locked)
       from (
         select pg_advisory_xact_lock(k)::text as locked
         from (
           select distinct hashtextextended(${environmentId}::text || ':' || u, 0) as k
-          from json_array_elements_text((${jsonColumn(batchUsers)}::text)::json) as u
+          from json_array_elements_text((${jsonColumn(locked)}::text)::json) as u
           -- In one order: two batches sharing users queue instead of deadlocking.
           order by k
           offset 0
@@ -189,11 +188,11 @@ export async function attributeBatch(
       )
       where e.id = ${environmentId}
     `,
-    batchUsers.length === 0 ? [] : probeTouches(
+    probed.length === 0 ? [] : probeTouches(
       db,
       environmentId,
-      batchUsers,
-      batchUsers.map((u) => earliest.get(u)!),
+      probed,
+      probed.map((u) => earliest.get(u)!),
     ),
   ]);
   const linkRows = context.flatMap((r): LinkRef[] =>
@@ -203,29 +202,69 @@ export async function attributeBatch(
   const byId = new Map(linkRows.map((l) => [l.id, l]));
   const windowMs = (context[0]?.window_days ?? 30) * DAY_MS;
   const model = context[0]?.model ?? "first_touch";
-  const stored = new Map(touchRows.map((t) => [t.user_id, found(t)]));
+  const linkDomain = context[0]?.link_domain ?? null;
+  const stored = new Map(touchRows.map((t) => [probed[t.ord - 1]!, found(t, linkDomain)]));
+
+  /** The decision event `i`'s own click id or link path makes (a touch, with a user), if any. */
+  const ownDecision = (i: number): Decision | undefined => {
+    const event = batch[i]!;
+    const click = clicks[i];
+    if (!click && event.link_path == null) return undefined;
+    const clickLink = click ? byId.get(click.linkId) : undefined;
+    if (
+      click && clickLink && event.occurred_at.getTime() - click.clickedAt.getTime() <= windowMs
+    ) {
+      return {
+        method: "click_id",
+        link: clickLink,
+        clickId: sentClickId(event)!,
+        clickedAt: click.clickedAt,
+      };
+    }
+    const link = event.link_path == null ? undefined : links.get(event.link_path);
+    return link && { method: "link_path", link };
+  };
+  const own = batch.map((_, i) => ownDecision(i));
+  // Users presumed settled by their own click ids and paths (planReads), and not: a click older
+  // than the project's window, a link that is gone, a path that names none. Their touches are
+  // read now; a user the batch also writes touches for needed its lock first (UnreadTouches).
+  const wanting = new Set<string>();
+  const touching = new Set<string>();
+  users.forEach((u, i) => {
+    if (u === null) return;
+    if (own[i]) touching.add(u);
+    else if (!plan.probe.has(u)) wanting.add(u);
+  });
+  for (const u of wanting) if (touching.has(u)) throw new UnreadTouches();
+  if (wanting.size > 0) {
+    const late = [...wanting];
+    const rows = await probeTouches(db, environmentId, late, late.map((u) => earliest.get(u)!));
+    for (const row of rows) stored.set(late[row.ord - 1]!, found(row, linkDomain));
+  }
   // A first touch found from the user's earliest event is before a later event's window when the
   // batch spans more than the window's edge: that event's first touch is probed again, once.
-  const again = model === "first_touch"
-    ? events.flatMap(({ event }, i) => {
+  const again: number[] = [];
+  if (model === "first_touch") {
+    batch.forEach((event, i) => {
       const user = users[i] ?? null;
-      const t = user === null ? undefined : stored.get(user);
-      return t && t.occurredAt.getTime() < event.occurred_at.getTime() - windowMs ? [i] : [];
-    })
-    : [];
+      // An event its own click id or path settles needs no touch.
+      const t = user === null || own[i] ? undefined : stored.get(user);
+      if (t && t.occurredAt.getTime() < event.occurred_at.getTime() - windowMs) again.push(i);
+    });
+  }
   const reprobed = new Map<number, Found>();
   if (again.length > 0) {
     const rows = await probeTouches(
       db,
       environmentId,
       again.map((i) => users[i]!),
-      again.map((i) => events[i]!.event.occurred_at.getTime()),
+      again.map((i) => batch[i]!.occurred_at.getTime()),
     );
-    for (const row of rows) reprobed.set(again[row.ord - 1]!, found(row));
+    for (const row of rows) reprobed.set(again[row.ord - 1]!, found(row, linkDomain));
   }
   /** The stored touch that attributes event `i` of `user`, if one does. */
   const storedTouch = (i: number, user: string): Found | undefined => {
-    const since = events[i]!.event.occurred_at.getTime() - windowMs;
+    const since = batch[i]!.occurred_at.getTime() - windowMs;
     const t = reprobed.get(i) ?? stored.get(user);
     return t && t.occurredAt.getTime() >= since ? t : undefined;
   };
@@ -233,45 +272,33 @@ export async function attributeBatch(
   const eventIds = newIds();
   const touches: NewTouch[] = [];
   const batchTouches = new Map<string, Found[]>();
-  const decisions = events.map(({ event }, i): Decision | undefined => {
+  const decisions = batch.map((event, i): Decision | undefined => {
     const eventId = eventIds[i]!;
     if (event.type === "view") {
       const link = event.link_path == null ? undefined : links.get(event.link_path);
       return link && { method: "link_path", link };
     }
     const user = users[i]!;
-    const click = clicks[i];
-    const occurred = event.occurred_at.getTime();
-    let decision: Decision | undefined;
-    const clickLink = click ? byId.get(click.linkId) : undefined;
-    if (click && clickLink && occurred - click.clickedAt.getTime() <= windowMs) {
-      decision = {
-        method: "click_id",
-        link: clickLink,
-        clickId: sentClickId(event)!,
-        clickedAt: click.clickedAt,
-      };
-    } else if (event.link_path != null && links.has(event.link_path)) {
-      decision = { method: "link_path", link: links.get(event.link_path)! };
-    } else if (user !== null) {
-      // Presumed settled by its clicks, and not: its touches were not read.
-      if (settled.has(user)) throw new UnreadTouches();
-      const since = occurred - windowMs;
+    let decision = own[i];
+    if (!decision && user !== null) {
       const fromStore = storedTouch(i, user);
-      const candidates = [
-        ...(fromStore ? [fromStore] : []),
-        ...(batchTouches.get(user) ?? []).filter((t) => t.occurredAt.getTime() >= since),
-      ];
-      const chosen = pick(candidates, model);
-      if (chosen) {
-        const { method: _, ...rest } = chosen.decision;
-        decision = { ...rest, method: "user" };
+      const earlier = batchTouches.get(user);
+      if (!earlier) decision = fromStore?.decision;
+      else {
+        const since = event.occurred_at.getTime() - windowMs;
+        const candidates = earlier.filter((t) => t.occurredAt.getTime() >= since);
+        if (fromStore) candidates.push(fromStore);
+        decision = pick(candidates, model)?.decision;
       }
     }
     if (decision && decision.method !== "user" && user !== null) {
       touches.push({ eventId, userId: user, occurredAt: event.occurred_at, decision });
       const list = batchTouches.get(user) ?? [];
-      list.push({ occurredAt: event.occurred_at, eventId, decision });
+      list.push({
+        occurredAt: event.occurred_at,
+        eventId,
+        decision: { ...decision, method: "user" },
+      });
       batchTouches.set(user, list);
     }
     return decision;
@@ -280,42 +307,49 @@ export async function attributeBatch(
 }
 
 /**
- * Thrown by attributeBatch when a user presumed settled by its click ids (settledByClicks) has an
- * event they do not settle after all (a click older than the project's window, or whose link is
- * gone): that user's touches were neither locked nor read, so the batch's transaction is rolled
- * back and run again with every user locked and probed. Nothing was written before it.
+ * Thrown by attributeBatch when a user presumed settled by its own click ids and paths
+ * (planReads) has an event they do not settle after all (a click older than the project's
+ * window, a link that is gone, a path that names none) beside one they do: the batch reads and
+ * writes that user's touches, so it needed the user's lock before the read, and locks are taken
+ * together, in one order. The batch's transaction is rolled back and run again with every user
+ * locked and probed. Nothing was written before it.
  */
 export class UnreadTouches extends Error {
   constructor() {
-    super("a user presumed settled by its click ids needs its touches");
+    super("a user presumed settled by its own click ids and paths needs its touches");
   }
 }
 
 /**
- * The users of the batch every event of whom carries a click id of this environment no older
- * than the longest window: those events are attributed by their clicks, whatever the user's
- * touches, so the user needs no lock and no probe (its touches are only written, which a
- * concurrent batch reading them sees whole or not at all, as it would in either serial order).
- * The project's window and the click's link are known only once the batch's reads answer;
- * attributeBatch checks the presumption then (UnreadTouches).
+ * Which users' stored touches the batch reads (`probe`: those with an event that no click id or
+ * link path of its own may settle) and which of them it locks first (`lock`: those the batch
+ * may also write a touch for). Two batches that each read and write one user's touches could
+ * each miss the other's, so they take turns. A batch that only reads a user's touches reads them
+ * in one statement, which sees another batch's whole or not at all (the order: this one first);
+ * one that only writes them reads nothing (the order: this one last); either agrees with a
+ * serial order of the two. The project's window, the clicks' links and the paths are known only
+ * once the batch's reads answer: attributeBatch checks the presumption then. `all`: every user
+ * in both.
  */
-function settledByClicks(
+function planReads(
   batch: readonly NewEvent[],
   clicks: readonly (Click | null)[],
   users: readonly (string | null)[],
-): Set<string> {
-  const settled = new Set<string>();
-  const unsettled = new Set<string>();
+  all: boolean,
+): { probe: Set<string>; lock: Set<string> } {
+  const reads = new Set<string>();
+  const writes = new Set<string>();
   users.forEach((user, i) => {
     if (user === null) return;
+    const event = batch[i]!;
     const click = clicks[i];
-    const fresh = click &&
-      batch[i]!.occurred_at.getTime() - click.clickedAt.getTime() <= MAX_WINDOW_DAYS * DAY_MS;
-    if (fresh) settled.add(user);
-    else unsettled.add(user);
+    const mayTouch = all || event.link_path != null ||
+      (click &&
+        event.occurred_at.getTime() - click.clickedAt.getTime() <= MAX_WINDOW_DAYS * DAY_MS);
+    (mayTouch ? writes : reads).add(user);
+    if (all) reads.add(user);
   });
-  for (const user of unsettled) settled.delete(user);
-  return settled;
+  return { probe: reads, lock: new Set([...reads].filter((u) => writes.has(u))) };
 }
 
 /**
@@ -326,13 +360,13 @@ function settledByClicks(
 function probeTouches(db: Db, environmentId: number, users: string[], since: number[]) {
   return db<TouchRow[]>`
     with s as (
-      select p.attribution_window_days * interval '1 day' as span, p.attribution_model as model,
-        p.link_domain
+      select p.attribution_window_days * interval '1 day' as span, p.attribution_model as model
       from environments e join projects p on p.id = e.project_id
       where e.id = ${environmentId}
     )
-    select c.ord::int, c.user_id, t.occurred_at, t.event_id, t.click_id, t.clicked_at, l.id,
-      l.path, s.link_domain
+    select c.ord::int, floor(extract(epoch from t.occurred_at) * 1000)::float8 as occurred_ms,
+      t.event_id, t.click_id, floor(extract(epoch from t.clicked_at) * 1000)::float8 as clicked_ms,
+      l.id, l.path
     from rows from (
       json_array_elements_text((${jsonColumn(users)}::text)::json),
       -- In epoch milliseconds: numbers cost JSON less than dates in text.
@@ -354,15 +388,15 @@ function probeTouches(db: Db, environmentId: number, users: string[], since: num
   `;
 }
 
-function found(t: TouchRow): Found {
+function found(t: TouchRow, linkDomain: string | null): Found {
   return {
-    occurredAt: t.occurred_at,
+    occurredAt: new Date(t.occurred_ms),
     eventId: t.event_id,
     decision: {
       method: "user",
-      link: { id: t.id, path: t.path, link_domain: t.link_domain },
+      link: { id: t.id, path: t.path, link_domain: linkDomain },
       ...(t.click_id !== null ? { clickId: t.click_id } : {}),
-      ...(t.clicked_at !== null ? { clickedAt: t.clicked_at } : {}),
+      ...(t.clicked_ms !== null ? { clickedAt: new Date(t.clicked_ms) } : {}),
     },
   };
 }
