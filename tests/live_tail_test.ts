@@ -8,7 +8,7 @@ import { openLiveStream } from "../client/live.ts";
 import { FeedError } from "../client/errors.ts";
 import type { Sql } from "../db/connect.ts";
 import { startFeedWakeup } from "../services/feed/wakeup.ts";
-import { PAGE_READ_BOUND_MS } from "../services/feed/live_tail.ts";
+import { READ_BOUND_MS } from "../services/feed/live_tail.ts";
 import { capture } from "./helpers/feed.ts";
 import { createTestDatabase } from "./helpers/database.ts";
 import { ManualClock, silentLogger } from "./helpers/clock.ts";
@@ -477,7 +477,7 @@ Deno.test({
 
 // A page read that never answers (here: it waits on a lock the test holds; in production, a read
 // lost on a connection the database dropped) must not keep the stream open with nothing coming:
-// after PAGE_READ_BOUND_MS by the app's clock the stream ends, and the client resumes from its
+// after READ_BOUND_MS by the app's clock the stream ends, and the client resumes from its
 // cursor without a loss. A lock on the feed's table needs a second connection: PostgreSQL only.
 Deno.test({
   name:
@@ -530,7 +530,7 @@ Deno.test({
         await new Promise((r) => setTimeout(r, 25));
       }
       assert.equal(srv.liveTails.size, 1);
-      clock.advance(PAGE_READ_BOUND_MS - 1);
+      clock.advance(READ_BOUND_MS - 1);
       await new Promise((r) => setTimeout(r, 400)); // two watchdog ticks: not yet
       assert.equal(srv.liveTails.size, 1, "ended before its bound");
       clock.advance(1);

@@ -16,7 +16,7 @@
 //   when the consumer has taken the previous one, so a client that stops reading holds the
 //   server at that page plus its socket buffers, never more.
 // - A database read that does not answer (a page or a check: postgres.js can leave a query on a
-//   connection the database dropped unsettled for good) ends the stream after PAGE_READ_BOUND_MS
+//   connection the database dropped unsettled for good) ends the stream after READ_BOUND_MS
 //   by the app's clock, and the client resumes from its last cursor on a fresh stream; left
 //   alone, the stream would stay open with nothing coming, its other checks still succeeding.
 import type { Db, Sql } from "../../db/connect.ts";
@@ -45,10 +45,11 @@ export const MAX_STREAM_MS = 60 * 60 * 1000;
 export const RECHECK_MS = 2_000;
 /**
  * How long a stream waits on one database read (by the app's clock) before it ends ("stalled").
- * A page is one indexed read of at most PAGE_LIMIT events, answered in milliseconds; one that
- * takes this long is lost or on a database in trouble, where a new stream is the way on.
+ * A page is one indexed read of at most PAGE_LIMIT events, and a check a few indexed rows, each
+ * answered in milliseconds: one that takes this long is lost, or the database is in trouble, and
+ * a new stream is the way on.
  */
-export const PAGE_READ_BOUND_MS = 10_000;
+export const READ_BOUND_MS = 10_000;
 /** How often a stream's row is renewed, and how long a row counts without renewal. */
 const HEARTBEAT_MS = 10_000;
 const SLOT_TTL_MS = 30_000;
@@ -274,7 +275,7 @@ export class LiveTails {
     let pageSince: number | null = null;
     let checkSince: number | null = null;
     const stalled = (since: number | null) =>
-      since !== null && deps.clock.now().getTime() - since >= PAGE_READ_BOUND_MS;
+      since !== null && deps.clock.now().getTime() - since >= READ_BOUND_MS;
     const watchdog = setInterval(async () => {
       if (reason) return;
       if (stalled(pageSince) || stalled(checkSince)) {
