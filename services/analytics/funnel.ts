@@ -27,7 +27,7 @@ import { environmentInstalls } from "../attribution/install_days.ts";
 import { ApiError } from "../errors.ts";
 import { linkViewsSelect } from "./link_days.ts";
 import { parseAnalyticsParams } from "./params.ts";
-import { type AnalyticsQuery, environmentViews, queryRange } from "./query.ts";
+import { type AnalyticsQuery, environmentViews, queryRange, type Range } from "./query.ts";
 
 /** A funnel's figures. Revenue is in minor units of the answer's `currency`. */
 export interface FunnelFigures {
@@ -157,36 +157,50 @@ function funnelFigures(row: FunnelRow): FunnelFigures {
 }
 
 /**
- * The funnel of `q` in one transaction (one snapshot, the zone set for it): the range, then
- * the totals, the views and the top links issued together (postgres.js pipelines them).
+ * The funnel of `q`, from three transactions at the same time, each on a connection of its own:
+ * the installs with the views and the currency; the purchases with their buyers; and the top
+ * links, when grouped. Each of the three main statements takes tens of milliseconds, and on one
+ * connection PostgreSQL runs them one after the other on one core; side by side the answer
+ * waits for the longest only. The statements are the same, so a request costs the database no
+ * more; it holds up to three of the pool's connections instead of one (no more than that: none
+ * waits for another while holding one, so a pool of one, the embedded database, runs them in
+ * turn). Each transaction reads the range in the query's zone, with funnelPlanSettings.
  */
 export async function queryFunnel(sql: Sql, q: FunnelQuery): Promise<FunnelResult> {
-  return await sql.begin(async (tx) => {
-    const range = await rangeWithoutJitOrWorkers(tx, q);
-    const [totals, views, currency, groups] = await Promise.all([
-      totalsOf(tx, q.environmentId, range.from_at, range.to_at, q.link),
-      q.link === null
-        ? environmentViews(tx, q.environmentId, range.from_at, range.to_at)
-        : linkViews(tx, q.environmentId, range.from_at, range.to_at, q.link),
-      reportingCurrency(tx, q.environmentId),
-      q.groupByLink ? topLinks(tx, q, range.from_at, range.to_at) : null,
-    ]);
-    const answer: FunnelResult = {
-      from: range.from_text,
-      to: range.to_text,
-      tz: q.tz,
-      currency,
-      totals: funnelFigures({ ...totals, views }),
-    };
-    if (groups) {
-      answer.groups = groups.map((g) => ({
-        key: g.path,
-        linkId: Number(g.link_id),
-        totals: funnelFigures(g),
-      }));
-    }
-    return answer;
-  });
+  const env = q.environmentId;
+  const inRange = async <T>(read: (tx: Db, range: Range) => Promise<T>): Promise<T> =>
+    // postgres.js types begin's answer as the callback's with any arrays in it unwrapped.
+    (await sql.begin(async (tx) => await read(tx, await rangeForFunnel(tx, q)))) as T;
+  const [head, bought, groups] = await Promise.all([
+    inRange(async (tx, range) => {
+      const [installed, views, currency] = await Promise.all([
+        installsOf(tx, env, range.from_at, range.to_at, q.link),
+        q.link === null
+          ? environmentViews(tx, env, range.from_at, range.to_at)
+          : linkViews(tx, env, range.from_at, range.to_at, q.link),
+        reportingCurrency(tx, env),
+      ]);
+      return { range, installed, views, currency };
+    }),
+    inRange((tx, range) => purchasesOf(tx, env, range.from_at, range.to_at, q.link)),
+    q.groupByLink ? inRange((tx, range) => topLinks(tx, q, range.from_at, range.to_at)) : null,
+  ]);
+  const { range, installed, views, currency } = head;
+  const answer: FunnelResult = {
+    from: range.from_text,
+    to: range.to_text,
+    tz: q.tz,
+    currency,
+    totals: funnelFigures({ ...installed, ...bought, views }),
+  };
+  if (groups) {
+    answer.groups = groups.map((g) => ({
+      key: g.path,
+      linkId: Number(g.link_id),
+      totals: funnelFigures(g),
+    }));
+  }
+  return answer;
 }
 
 /**
@@ -199,7 +213,7 @@ export async function queryFunnelByLink(
   linkIds: readonly number[],
 ): Promise<Map<number, FunnelResult>> {
   return await sql.begin(async (tx) => {
-    const range = await rangeWithoutJitOrWorkers(tx, q);
+    const range = await rangeForFunnel(tx, q);
     const [rows, currency] = await Promise.all([
       perLink(tx, q.environmentId, range.from_at, range.to_at, linkIds),
       reportingCurrency(tx, q.environmentId),
@@ -224,18 +238,27 @@ export async function queryFunnelByLink(
 }
 
 /**
- * The range (./query.ts queryRange, which sets the zone for the transaction), and neither JIT nor
- * parallel workers for the rest of the transaction: the top links' statement is planned for
- * every link (its cut is known only when it runs), and the compilation that estimate triggered
- * took seconds (2-4 s at 3M events, bench/analytics.ts) against a statement of tens of
- * milliseconds; workers were started for the branch its cut turns off (28 ms at 10M events for
- * no row) and for scans of a few thousand pages, where starting them cost more than they saved
- * (the grouped funnel 253 against 196 ms without them). Sent first, in the same round trip.
+ * The range (./query.ts queryRange, which sets the zone for the transaction) and the planner's
+ * settings for the rest of the transaction, sent first, in the same round trip:
+ * - no JIT: the top links' statement is planned for every link (its cut is known only when it
+ *   runs), and the compilation that estimate triggered took seconds (2-4 s at 3M events,
+ *   bench/analytics.ts) against a statement of tens of milliseconds;
+ * - no parallel workers: they were started for the branch the cut turns off (28 ms at 10M
+ *   events for no row) and for scans of a few thousand pages, where starting them cost more than
+ *   they saved (the grouped funnel 253 against 196 ms without them);
+ * - random_page_cost 1.1 (PostgreSQL's default is 4, for disks that seek): the funnel reads
+ *   small tables that stay in memory, and at 4 the planner grouped the range's purchases by link
+ *   from a sequential scan and a hash (102 ms for the top links' statement at 10M events) rather
+ *   than from their index by link, already in link order (65 ms).
+ * Settings are read when a statement is planned: these hold for every plan of these statements,
+ * which only the funnel sends (postgres.js prepares each, and PostgreSQL keeps a plan per
+ * connection).
  */
-async function rangeWithoutJitOrWorkers(tx: Db, q: FunnelQuery) {
+async function rangeForFunnel(tx: Db, q: FunnelQuery): Promise<Range> {
   const [, range] = await Promise.all([
     tx`select set_config('jit', 'off', true),
-      set_config('max_parallel_workers_per_gather', '0', true)`.execute(),
+      set_config('max_parallel_workers_per_gather', '0', true),
+      set_config('random_page_cost', '1.1', true)`.execute(),
     queryRange(tx, asAnalytics(q)),
   ]);
   return range;
@@ -265,46 +288,60 @@ async function reportingCurrency(tx: Db, environmentId: number): Promise<string>
 }
 
 /**
- * Installs, their median seconds and the purchases of the range, the environment's or one
- * link's (a path that names no link counts nothing, as analytics' link= does). The environment's
- * installs come from their days (services/attribution/install_days.ts); a link's from its rows,
- * through the installs' index by link, count and median in one scan (the median skips installs
- * without a click, whose seconds are null).
+ * Installs and their median seconds over the range, the environment's or one link's (a path
+ * that names no link counts nothing, as analytics' link= does). The environment's come from
+ * their days (services/attribution/install_days.ts); a link's from its rows, through the
+ * installs' index by link, count and median in one scan (the median skips installs without a
+ * click, whose seconds are null).
  */
-async function totalsOf(
+async function installsOf(
   tx: Db,
   environmentId: number,
   from: Date,
   to: Date,
   link: string | null,
-): Promise<Omit<FunnelRow, "views">> {
-  const ofLink = (column: string) =>
-    link === null ? tx`` : tx`and ${tx(column)} = (
-        select id from links where environment_id = ${environmentId} and path = ${link})`;
-  const [installed, [bought]] = await Promise.all([
-    link === null ? environmentInstalls(tx, environmentId, from, to) : tx<
-      { installs: string; median: number | null }[]
-    >`
-      select count(*) as installs,
-        percentile_cont(0.5) within group (order by seconds) as median
-      from attributed_installs
-      where environment_id = ${environmentId} and occurred_at >= ${from}
-        and occurred_at < ${to} ${ofLink("link_id")}`.then(([row]) => row!),
-    // Per buyer first (the purchases without one are a group of their own, which count(u) leaves
-    // out): read in the buyers' order from their index (migration 00034), where count(distinct)
-    // sorted every purchase of the range.
-    tx<Pick<FunnelRow, "purchases" | "revenue" | "purchasers">[]>`
-      select coalesce(sum(n), 0) as purchases, coalesce(sum(r), 0) as revenue,
-        count(u) as purchasers
-      from (
-        select user_id collate "C" as u, count(*) as n, sum(converted) as r
-        from purchase_versions
-        where environment_id = ${environmentId} and version > 0 and link_id is not null
-          and converted is not null and hour >= ${from} and hour < ${to} ${ofLink("link_id")}
-        group by 1
-      ) buyers`,
-  ]);
-  return { installs: installed.installs, median: installed.median, ...bought! };
+): Promise<Pick<FunnelRow, "installs" | "median">> {
+  if (link === null) return await environmentInstalls(tx, environmentId, from, to);
+  const [row] = await tx<{ installs: string; median: number | null }[]>`
+    select count(*) as installs,
+      percentile_cont(0.5) within group (order by seconds) as median
+    from attributed_installs
+    where environment_id = ${environmentId} and occurred_at >= ${from}
+      and occurred_at < ${to} ${ofLink(tx, environmentId, link)}`;
+  return row!;
+}
+
+/**
+ * The purchases of the range, their revenue and their distinct buyers, the environment's or
+ * one link's. Per buyer first (the purchases without one are a group of their own, which
+ * count(u) leaves out): read in the buyers' order from their index (migration 00034), where
+ * count(distinct) sorted every purchase of the range.
+ */
+async function purchasesOf(
+  tx: Db,
+  environmentId: number,
+  from: Date,
+  to: Date,
+  link: string | null,
+): Promise<Pick<FunnelRow, "purchases" | "revenue" | "purchasers">> {
+  const [row] = await tx<Pick<FunnelRow, "purchases" | "revenue" | "purchasers">[]>`
+    select coalesce(sum(n), 0) as purchases, coalesce(sum(r), 0) as revenue,
+      count(u) as purchasers
+    from (
+      select user_id collate "C" as u, count(*) as n, sum(converted) as r
+      from purchase_versions
+      where environment_id = ${environmentId} and version > 0 and link_id is not null
+        and converted is not null and hour >= ${from} and hour < ${to}
+        ${ofLink(tx, environmentId, link)}
+      group by 1
+    ) buyers`;
+  return row!;
+}
+
+/** The condition on `link_id` that keeps one link's rows (the link of its path), or none. */
+function ofLink(tx: Db, environmentId: number, link: string | null) {
+  return link === null ? tx`` : tx`and link_id = (
+    select id from links where environment_id = ${environmentId} and path = ${link})`;
 }
 
 /** One link's views of the range, from its days (./link_days.ts). */
