@@ -396,3 +396,66 @@ Deno.test("funnel: end to end, a view on the link host, an install by its click 
   assert.equal(counters.total_installs, 2);
   assert.equal(counters.total_revenue, 2_797);
 });
+
+Deno.test("funnel: grouped and alone, the same totals, before and after a link with purchases is deleted", async () => {
+  // Grouped, the totals' purchases and revenue are summed per link by the top links' statement
+  // (every counted purchase has a link that exists: a deleted link's are set to none).
+  const p = await createProject(srv.url, { name: "Deleted link" });
+  const [kept, gone] = [
+    await generateLink(srv.url, p.key, "production", { title: "Kept" }),
+    await generateLink(srv.url, p.key, "production", { title: "Gone" }),
+  ];
+  const at = (s: number) => new Date(Date.parse("2026-11-09T10:00:00Z") + s * 1000).toISOString();
+  const buy = (id: string, user: string, path: string, amount: number, s: number) => ({
+    id,
+    type: "purchase",
+    name: "purchase",
+    occurred_at: at(s),
+    user: { id: user },
+    link_path: path,
+    purchase: {
+      transaction_id: id,
+      version: 1,
+      amount,
+      currency: "USD",
+      product_id: "pro",
+      store: "app_store",
+    },
+  });
+  await ingest(srv.url, p.key, "production", [
+    buy("k1", "u-1", kept, 1_000, 0),
+    buy("k2", "u-2", kept, 500, 60),
+    buy("g1", "u-1", gone, 2_000, 120),
+    buy("g2", "u-3", gone, 250, 180),
+  ]);
+  const range = { from: "2026-11-09", to: "2026-11-10" };
+  const both = async () => {
+    const alone = await funnel(range, p.productionId);
+    const grouped = await funnel({ ...range, group_by: "link" }, p.productionId);
+    assert.equal(alone.status, 200, alone.text);
+    assert.equal(grouped.status, 200, grouped.text);
+    assert.deepEqual(grouped.body.totals, alone.body.totals);
+    return grouped.body;
+  };
+  const before = await both();
+  assert.deepEqual(
+    [before.totals.purchases, before.totals.revenue, before.totals.purchasers],
+    [4, 3_750, 3],
+  );
+  assert.deepEqual(before.groups.map((g: Json) => g.key), [gone, kept]);
+  const deleted = await call(
+    srv.url,
+    "DELETE",
+    `/api/v1/projects/${p.productionId}/links/${gone}`,
+    {
+      headers: adminHeaders,
+    },
+  );
+  assert.equal(deleted.status, 204, deleted.text);
+  const after = await both();
+  assert.deepEqual(
+    [after.totals.purchases, after.totals.revenue, after.totals.purchasers],
+    [2, 1_500, 2],
+  );
+  assert.deepEqual(after.groups.map((g: Json) => g.key), [kept]);
+});

@@ -161,10 +161,12 @@ function funnelFigures(row: FunnelRow): FunnelFigures {
  * the installs with the views and the currency; the purchases with their buyers; and the top
  * links, when grouped. Each of the three main statements takes tens of milliseconds, and on one
  * connection PostgreSQL runs them one after the other on one core; side by side the answer
- * waits for the longest only. The statements are the same, so a request costs the database no
- * more; it holds up to three of the pool's connections instead of one (no more than that: none
- * waits for another while holding one, so a pool of one, the embedded database, runs them in
- * turn). Each transaction reads the range in the query's zone, with funnelPlanSettings.
+ * waits for the longest only. A request costs the database no more than in one transaction; it
+ * holds up to three of the pool's connections instead of one (no more than that: none waits for
+ * another while holding one, so a pool of one, the embedded database, runs them in turn). Each
+ * transaction reads the range in the query's zone, with rangeForFunnel's settings. Grouped, the
+ * top links' statement, which sums the range's purchases per link, also answers their total and
+ * revenue, and the second transaction only counts their buyers.
  */
 export async function queryFunnel(sql: Sql, q: FunnelQuery): Promise<FunnelResult> {
   const env = q.environmentId;
@@ -182,19 +184,26 @@ export async function queryFunnel(sql: Sql, q: FunnelQuery): Promise<FunnelResul
       ]);
       return { range, installed, views, currency };
     }),
-    inRange((tx, range) => purchasesOf(tx, env, range.from_at, range.to_at, q.link)),
+    inRange((tx, range) =>
+      q.groupByLink
+        ? buyersOf(tx, env, range.from_at, range.to_at, q.link)
+        : purchasesOf(tx, env, range.from_at, range.to_at, q.link)
+    ),
     q.groupByLink ? inRange((tx, range) => topLinks(tx, q, range.from_at, range.to_at)) : null,
   ]);
   const { range, installed, views, currency } = head;
+  const purchases = groups
+    ? { purchases: groups.purchases, revenue: groups.revenue, purchasers: bought.purchasers }
+    : bought as Pick<FunnelRow, "purchases" | "revenue" | "purchasers">;
   const answer: FunnelResult = {
     from: range.from_text,
     to: range.to_text,
     tz: q.tz,
     currency,
-    totals: funnelFigures({ ...installed, ...bought, views }),
+    totals: funnelFigures({ ...installed, ...purchases, views }),
   };
   if (groups) {
-    answer.groups = groups.map((g) => ({
+    answer.groups = groups.links.map((g) => ({
       key: g.path,
       linkId: Number(g.link_id),
       totals: funnelFigures(g),
@@ -338,6 +347,30 @@ async function purchasesOf(
   return row!;
 }
 
+/**
+ * The range's distinct buyers (of the purchases purchasesOf counts), one at a time from their
+ * index, for the grouped funnel, whose top links' statement sums the purchases themselves.
+ */
+async function buyersOf(
+  tx: Db,
+  environmentId: number,
+  from: Date,
+  to: Date,
+  link: string | null,
+): Promise<Pick<FunnelRow, "purchasers">> {
+  const [row] = await tx<Pick<FunnelRow, "purchasers">[]>`
+    select count(*) as purchasers
+    from (
+      select
+      from purchase_versions
+      where environment_id = ${environmentId} and version > 0 and link_id is not null
+        and converted is not null and hour >= ${from} and hour < ${to} and user_id is not null
+        ${ofLink(tx, environmentId, link)}
+      group by user_id collate "C"
+    ) buyers`;
+  return row!;
+}
+
 /** The condition on `link_id` that keeps one link's rows (the link of its path), or none. */
 function ofLink(tx: Db, environmentId: number, link: string | null) {
   return link === null ? tx`` : tx`and link_id = (
@@ -376,7 +409,12 @@ type LinkRow = FunnelRow & { link_id: number; path: string };
  *   included, as views may reorder them; their views from their days (./link_days.ts); the
  *   order; the medians of the links kept.
  */
-function topLinks(tx: Db, q: FunnelQuery, from: Date, to: Date): Promise<LinkRow[]> {
+async function topLinks(
+  tx: Db,
+  q: FunnelQuery,
+  from: Date,
+  to: Date,
+): Promise<{ links: LinkRow[] } & Pick<FunnelRow, "purchases" | "revenue">> {
   const env = q.environmentId;
   const ofLink = (column: string) =>
     q.link === null
@@ -385,7 +423,7 @@ function topLinks(tx: Db, q: FunnelQuery, from: Date, to: Date): Promise<LinkRow
         and path = ${q.link})`;
   const installs = tx`environment_id = ${env} and occurred_at >= ${from} and occurred_at < ${to}
     ${ofLink("link_id")}`;
-  return tx<LinkRow[]>`
+  const rows = await tx<(LinkRow & { all_purchases: string; all_revenue: string })[]>`
     with bought_any as (
       select p.link_id, count(*) as purchases, sum(p.converted) as revenue
       from purchase_versions p
@@ -451,12 +489,21 @@ function topLinks(tx: Db, q: FunnelQuery, from: Date, to: Date): Promise<LinkRow
     )
     select t.link_id, l.path, t.views, t.installs, t.purchases, t.revenue,
       coalesce(b.purchasers, 0) as purchasers,
+      -- Every purchase of the range has a link that exists (a deleted link's are set null).
+      (select coalesce(sum(purchases), 0) from bought) as all_purchases,
+      (select coalesce(sum(revenue), 0) from bought) as all_revenue,
       (select percentile_cont(0.5) within group (order by i.seconds)
         from attributed_installs i
         where i.environment_id = ${env} and i.link_id = t.link_id and i.occurred_at >= ${from}
           and i.occurred_at < ${to}) as median
     from top t join links l on l.id = t.link_id left join buyers b on b.link_id = t.link_id
     order by t.revenue desc, t.purchases desc, t.installs desc, t.views desc, t.link_id`;
+  // No row: no link has a purchase or an install in the range.
+  return {
+    links: rows,
+    purchases: rows[0]?.all_purchases ?? 0,
+    revenue: rows[0]?.all_revenue ?? 0,
+  };
 }
 
 /** The funnel of each of `linkIds` over the range: one statement for them all. */
