@@ -259,9 +259,11 @@ export async function queryFunnelByLink(
  *   small tables that stay in memory, and at 4 the planner grouped the range's purchases by link
  *   from a sequential scan and a hash (102 ms for the top links' statement at 10M events) rather
  *   than from their index by link, already in link order (65 ms).
- * Settings are read when a statement is planned: these hold for every plan of these statements,
- * which only the funnel sends (postgres.js prepares each, and PostgreSQL keeps a plan per
- * connection).
+ * Settings are read when a statement is planned, and postgres.js prepares every statement: a plan
+ * PostgreSQL keeps for one (per connection) serves it later whatever the settings then. The
+ * funnel's own statements are only ever planned under these; of the two it shares with analytics,
+ * the range's reads no table and the environment's views go unprepared (the statement log shows
+ * them parsed each time), so neither keeps a plan made here.
  */
 async function rangeForFunnel(tx: Db, q: FunnelQuery): Promise<Range> {
   const [, range] = await Promise.all([
