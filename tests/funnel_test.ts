@@ -70,6 +70,26 @@ async function purchase(
       ${converted}, ${user})`;
 }
 
+/** A purchase event as an app's backend sends it: a user, maybe a link path, one version. */
+function purchaseEvent(id: string, user: string, amount: number, at: string, linkPath?: string) {
+  return {
+    id,
+    type: "purchase",
+    name: "purchase",
+    occurred_at: at,
+    user: { id: user },
+    ...(linkPath === undefined ? {} : { link_path: linkPath }),
+    purchase: {
+      transaction_id: id,
+      version: 1,
+      amount,
+      currency: "USD",
+      product_id: "pro",
+      store: "app_store",
+    },
+  };
+}
+
 function funnel(params: Record<string, string> = {}, projectId: number | string = env) {
   const qs = new URLSearchParams(params).toString();
   return call<Json>(srv.url, "GET", `/api/v1/projects/${projectId}/analytics/funnel?${qs}`, {
@@ -347,21 +367,6 @@ Deno.test("funnel: end to end, a view on the link host, an install by its click 
     order by event_id limit 1`;
   const clickId = JSON.parse(stored!.body).attribution.click_id as string;
   assert.equal(new ClickIds(CURSOR_SECRET).read(clickId)?.linkId, link!.id);
-  const purchase = (id: string, user: string, amount: number, at: string) => ({
-    id,
-    type: "purchase",
-    name: "purchase",
-    occurred_at: at,
-    user: { id: user },
-    purchase: {
-      transaction_id: id,
-      version: 1,
-      amount,
-      currency: "USD",
-      product_id: "pro",
-      store: "app_store",
-    },
-  });
   await ingest(srv.url, p.key, "production", [
     // 5 minutes after the click, with its id; another user's install by the link's path.
     {
@@ -375,11 +380,11 @@ Deno.test("funnel: end to end, a view on the link host, an install by its click 
   ]);
   await ingest(srv.url, p.key, "production", [
     // The backend's purchases: only the user's id. u-1 buys twice.
-    purchase("p1", "u-1", 1_299, after(3_600)),
-    purchase("p2", "u-1", 499, after(7_200)),
-    purchase("p3", "u-2", 999, after(7_200)),
+    purchaseEvent("p1", "u-1", 1_299, after(3_600)),
+    purchaseEvent("p2", "u-1", 499, after(7_200)),
+    purchaseEvent("p3", "u-2", 999, after(7_200)),
     // A stranger's purchase: attributed to nothing, counted nowhere in the funnel.
-    purchase("p4", "stranger", 5_000, after(7_200)),
+    purchaseEvent("p4", "stranger", 5_000, after(7_200)),
   ]);
   const res = await funnel(
     { from: "2026-11-09", to: "2026-11-10", group_by: "link" },
@@ -406,22 +411,8 @@ Deno.test("funnel: grouped and alone, the same totals, before and after a link w
     await generateLink(srv.url, p.key, "production", { title: "Gone" }),
   ];
   const at = (s: number) => new Date(Date.parse("2026-11-09T10:00:00Z") + s * 1000).toISOString();
-  const buy = (id: string, user: string, path: string, amount: number, s: number) => ({
-    id,
-    type: "purchase",
-    name: "purchase",
-    occurred_at: at(s),
-    user: { id: user },
-    link_path: path,
-    purchase: {
-      transaction_id: id,
-      version: 1,
-      amount,
-      currency: "USD",
-      product_id: "pro",
-      store: "app_store",
-    },
-  });
+  const buy = (id: string, user: string, path: string, amount: number, s: number) =>
+    purchaseEvent(id, user, amount, at(s), path);
   await ingest(srv.url, p.key, "production", [
     buy("k1", "u-1", kept, 1_000, 0),
     buy("k2", "u-2", kept, 500, 60),
