@@ -341,9 +341,7 @@ async function purchasesOf(
     from (
       select user_id collate "C" as u, count(*) as n, sum(converted) as r
       from purchase_versions
-      where environment_id = ${environmentId} and version > 0 and link_id is not null
-        and converted is not null and hour >= ${from} and hour < ${to}
-        ${ofLink(tx, environmentId, link)}
+      where ${countedPurchases(tx, environmentId, from, to, link)}
       group by 1
     ) buyers`;
   return row!;
@@ -365,12 +363,26 @@ async function buyersOf(
     from (
       select
       from purchase_versions
-      where environment_id = ${environmentId} and version > 0 and link_id is not null
-        and converted is not null and hour >= ${from} and hour < ${to} and user_id is not null
-        ${ofLink(tx, environmentId, link)}
+      where ${countedPurchases(tx, environmentId, from, to, link)} and user_id is not null
       group by user_id collate "C"
     ) buyers`;
   return row!;
+}
+
+/**
+ * The purchase versions the funnel counts over [from, to) (of one link, when given): current,
+ * attributed and converted into the reporting currency, by the hour of their event.
+ */
+function countedPurchases(
+  tx: Db,
+  environmentId: number,
+  from: Date,
+  to: Date,
+  link: string | null,
+) {
+  return tx`environment_id = ${environmentId} and version > 0 and link_id is not null
+    and converted is not null and hour >= ${from} and hour < ${to}
+    ${ofLink(tx, environmentId, link)}`;
 }
 
 /** The condition on `link_id` that keeps one link's rows (the link of its path), or none. */
@@ -418,21 +430,14 @@ async function topLinks(
   to: Date,
 ): Promise<{ links: LinkRow[] } & Pick<FunnelRow, "purchases" | "revenue">> {
   const env = q.environmentId;
-  const ofLink = (column: string) =>
-    q.link === null
-      ? tx``
-      : tx`and ${tx(column)} = (select id from links where environment_id = ${env}
-        and path = ${q.link})`;
   const installs = tx`environment_id = ${env} and occurred_at >= ${from} and occurred_at < ${to}
-    ${ofLink("link_id")}`;
+    ${ofLink(tx, env, q.link)}`;
   const rows = await tx<(LinkRow & { all_purchases: string; all_revenue: string })[]>`
     with bought_any as (
-      select p.link_id, count(*) as purchases, sum(p.converted) as revenue
-      from purchase_versions p
-      where p.environment_id = ${env} and p.version > 0 and p.link_id is not null
-        and p.converted is not null and p.hour >= ${from} and p.hour < ${to}
-        ${ofLink("p.link_id")}
-      group by p.link_id
+      select link_id, count(*) as purchases, sum(converted) as revenue
+      from purchase_versions
+      where ${countedPurchases(tx, env, from, to, q.link)}
+      group by link_id
     ), bought as (
       -- The links that still exist: looked up once a link, not once a purchase.
       select b.* from bought_any b
